@@ -1,0 +1,308 @@
+"""Strict parser for the backend YAML.
+
+It accepts every key of torchgen's `gen_backend_stubs` YAML, so an existing backend's file
+works, plus scaffold-backend's own (`device`, `fallback`, `shards`). Unknown keys, wrong types and
+unsafe names are errors that carry the YAML line; keys that only torchgen's lazy-tensor generator
+understands get a clear "not supported" error rather than silence. Whether the listed operators
+exist is checked later, against the declarations (selection.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Callable
+from typing import TypeVar
+
+import yaml
+from torchgen.model import DispatchKey, OperatorName
+
+from . import ident
+from .errors import BackendYamlError, ScaffoldError, SourceLocation
+from .model import BackendConfig, FallbackDefault, FallbackPolicy, OpEntry
+
+T = TypeVar("T")
+
+TORCHGEN_KEYS = (
+    "backend",
+    "cpp_namespace",
+    "class_name",
+    "supported",
+    "autograd",
+    "symint",
+    "use_out_as_primary",
+    "device_guard",
+    "extra_headers",
+)
+OWN_KEYS = ("device", "fallback", "shards")
+VALID_KEYS = TORCHGEN_KEYS + OWN_KEYS
+LAZY_TENSOR_KEYS = ("full_codegen", "non_native", "ir_gen")
+FALLBACK_KEYS = ("default", "warn_once", "never", "explicit")
+DEFAULT_SHARDS = 4
+MAX_SHARDS = 256
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_INT_TAG = "tag:yaml.org,2002:int"
+_NULL_TAG = "tag:yaml.org,2002:null"
+
+
+class _Reader:
+    """Turns YAML nodes into typed values, with the node's line in every error."""
+
+    def __init__(self, display_path: str) -> None:
+        self.display_path = display_path
+
+    def location(self, node: yaml.Node) -> SourceLocation:
+        return SourceLocation(self.display_path, node.start_mark.line + 1)
+
+    def error(self, node: yaml.Node, message: str, hint: str | None = None) -> BackendYamlError:
+        return BackendYamlError(message, location=self.location(node), hint=hint)
+
+    def mapping(
+        self, node: yaml.Node, what: str, valid_keys: tuple[str, ...]
+    ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        """The mapping's entries by key; unknown and duplicate keys are errors."""
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping of keys to values")
+        entries: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR_TAG:
+                raise self.error(key_node, f"{what} keys must be plain names")
+            key = key_node.value
+            if key in entries:
+                first = entries[key][0].start_mark.line + 1
+                raise self.error(key_node, f"key '{key}' appears twice (first at line {first})")
+            if key not in valid_keys:
+                raise self._unknown_key(key_node, key, what, valid_keys)
+            entries[key] = (key_node, value_node)
+        return entries
+
+    def _unknown_key(
+        self, node: yaml.Node, key: str, what: str, valid_keys: tuple[str, ...]
+    ) -> BackendYamlError:
+        if key in LAZY_TENSOR_KEYS:
+            return self.error(
+                node,
+                f"key '{key}' is not supported: it belongs to torchgen's lazy-tensor generator "
+                "(gen_lazy_tensor), which scaffold-backend does not replace",
+                hint="list these ops under 'supported' and write their kernels, or keep "
+                "generating them with torchgen.gen_lazy_tensor",
+            )
+        close = difflib.get_close_matches(key, valid_keys, n=1)
+        suggestion = f"did you mean '{close[0]}'? " if close else ""
+        return self.error(
+            node,
+            f"unknown key '{key}' in {what}",
+            hint=f"{suggestion}valid keys: {', '.join(valid_keys)}",
+        )
+
+    def string(self, node: yaml.Node, what: str) -> str:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _STR_TAG or not node.value:
+            raise self.error(node, f"{what} must be a non-empty string")
+        return str(node.value)
+
+    def boolean(self, node: yaml.Node, what: str) -> bool:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _BOOL_TAG:
+            raise self.error(node, f"{what} must be true or false")
+        return bool(yaml.constructor.SafeConstructor.bool_values[node.value.lower()])
+
+    def integer(self, node: yaml.Node, what: str) -> int:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _INT_TAG:
+            raise self.error(node, f"{what} must be an integer")
+        return int(node.value)
+
+    def sequence(self, node: yaml.Node, what: str, item: Callable[[yaml.Node], T]) -> tuple[T, ...]:
+        """A list; an empty value (`supported:`) is an empty list, as in torchgen."""
+        if isinstance(node, yaml.ScalarNode) and node.tag == _NULL_TAG:
+            return ()
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.error(node, f"{what} must be a list")
+        return tuple(item(child) for child in node.value)
+
+    def op_entry(self, node: yaml.Node, what: str) -> OpEntry:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _STR_TAG:
+            raise self.error(node, f"every entry of {what} must be an operator name such as add.out")
+        text = str(node.value)
+        try:
+            OperatorName.parse(text)
+            valid = text.replace(".", "_").isidentifier() and text.isascii()
+        except Exception:
+            valid = False
+        if not valid:
+            raise self.error(
+                node, f"'{text}' in {what} is not an operator name (expected e.g. add.Tensor, abs)"
+            )
+        return OpEntry(text, self.location(node))
+
+
+def _checked(reader: _Reader, node: yaml.Node, check: Callable[[SourceLocation], None]) -> None:
+    """Run an identifier check from ident.py, re-raising its error as a YAML error."""
+    try:
+        check(reader.location(node))
+    except ScaffoldError as error:
+        raise BackendYamlError(error.message, location=error.location, hint=error.hint) from None
+
+
+def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
+    reader = _Reader(display_path)
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        # An error at the end of the stream is reported on the last line, not one past it.
+        line = None if mark is None else min(mark.line + 1, max(1, len(text.splitlines())))
+        raise BackendYamlError(
+            f"invalid YAML: {error.problem or error.context}",
+            location=SourceLocation(display_path, line),
+        ) from None
+    if root is None:
+        raise BackendYamlError(
+            "the backend YAML is empty", location=SourceLocation(display_path, 1)
+        )
+    entries = reader.mapping(root, "the backend YAML", VALID_KEYS)
+
+    def required(key: str) -> tuple[yaml.Node, yaml.Node]:
+        if key not in entries:
+            raise BackendYamlError(
+                f"missing required key '{key}'",
+                location=reader.location(root),
+                hint="torchgen's backend YAML requires 'backend' and 'cpp_namespace'",
+            )
+        return entries[key]
+
+    backend_node = required("backend")[1]
+    backend = reader.string(backend_node, "'backend'")
+    try:
+        DispatchKey.parse(backend)
+    except Exception:
+        raise reader.error(
+            backend_node,
+            f"'backend' must be a PyTorch dispatch key, got '{backend}'",
+            hint="out-of-tree backends use PrivateUse1",
+        ) from None
+
+    namespace_node = required("cpp_namespace")[1]
+    cpp_namespace = reader.string(namespace_node, "'cpp_namespace'")
+    _checked(
+        reader,
+        namespace_node,
+        lambda loc: ident.check_cpp_namespace(cpp_namespace, "cpp_namespace", loc),
+    )
+
+    class_name = None
+    if "class_name" in entries:
+        class_node = entries["class_name"][1]
+        class_name = reader.string(class_node, "'class_name'")
+        _checked(
+            reader,
+            class_node,
+            lambda loc: ident.check_cpp_identifier(class_name or "", "class_name", loc),
+        )
+
+    device = "privateuseone" if backend == "PrivateUse1" else backend.lower()
+    if "device" in entries:
+        device_node = entries["device"][1]
+        device = reader.string(device_node, "'device'")
+        _checked(reader, device_node, lambda loc: ident.check_device_name(device, loc))
+
+    def op_list(key: str) -> tuple[OpEntry, ...]:
+        if key not in entries:
+            return ()
+        return reader.sequence(
+            entries[key][1], f"'{key}'", lambda node: reader.op_entry(node, f"'{key}'")
+        )
+
+    def flag(key: str, default: bool) -> bool:
+        return reader.boolean(entries[key][1], f"'{key}'") if key in entries else default
+
+    autograd = op_list("autograd")
+    autograd_key: str | None = f"Autograd{backend}"
+    try:
+        DispatchKey.parse(f"Autograd{backend}")
+    except Exception:
+        autograd_key = None
+    if autograd and autograd_key is None:
+        raise reader.error(
+            entries["autograd"][0],
+            f"'autograd' needs the dispatch key Autograd{backend}, which PyTorch does not have",
+        )
+
+    extra_headers: tuple[str, ...] = ()
+    if "extra_headers" in entries:
+        extra_headers = reader.sequence(
+            entries["extra_headers"][1],
+            "'extra_headers'",
+            lambda node: _header(reader, node),
+        )
+
+    shards = DEFAULT_SHARDS
+    if "shards" in entries:
+        shards_node = entries["shards"][1]
+        shards = reader.integer(shards_node, "'shards'")
+        if not 1 <= shards <= MAX_SHARDS:
+            raise reader.error(shards_node, f"'shards' must be between 1 and {MAX_SHARDS}")
+
+    fallback = FallbackPolicy()
+    if "fallback" in entries:
+        fallback = _fallback_policy(reader, entries["fallback"][1])
+
+    return BackendConfig(
+        location=SourceLocation(display_path),
+        sha256=hashlib.sha256(text.encode()).hexdigest(),
+        backend=backend,
+        autograd_key=autograd_key,
+        cpp_namespace=cpp_namespace,
+        class_name=class_name,
+        device=device,
+        supported=op_list("supported"),
+        autograd=autograd,
+        symint=op_list("symint"),
+        use_out_as_primary=flag("use_out_as_primary", False),
+        device_guard=flag("device_guard", False),
+        extra_headers=extra_headers,
+        fallback=fallback,
+        shards=shards,
+    )
+
+
+def _header(reader: _Reader, node: yaml.Node) -> str:
+    header = reader.string(node, "each entry of 'extra_headers'")
+    problem = ident.header_problem(header)
+    if problem is not None:
+        raise reader.error(node, f"extra header {header} {problem}")
+    return header
+
+
+def _fallback_policy(reader: _Reader, node: yaml.Node) -> FallbackPolicy:
+    entries = reader.mapping(node, "'fallback'", FALLBACK_KEYS)
+    default = FallbackDefault.CPU
+    if "default" in entries:
+        default_node = entries["default"][1]
+        value = reader.string(default_node, "'fallback.default'")
+        choices = [choice.value for choice in FallbackDefault]
+        if value not in choices:
+            raise reader.error(
+                default_node, f"'fallback.default' must be one of {choices}, got '{value}'"
+            )
+        default = FallbackDefault(value)
+
+    def op_list(key: str) -> tuple[OpEntry, ...]:
+        if key not in entries:
+            return ()
+        what = f"'fallback.{key}'"
+        return reader.sequence(entries[key][1], what, lambda child: reader.op_entry(child, what))
+
+    warn_once = True
+    if "warn_once" in entries:
+        warn_once = reader.boolean(entries["warn_once"][1], "'fallback.warn_once'")
+    return FallbackPolicy(
+        default=default, warn_once=warn_once, never=op_list("never"), explicit=op_list("explicit")
+    )
+
+
+def default_backend_config() -> BackendConfig:
+    """The configuration `ops` uses when no backend YAML is given: nothing implemented yet."""
+    return parse_backend_yaml(
+        "backend: PrivateUse1\ncpp_namespace: my_backend\n", display_path="<no backend YAML>"
+    )

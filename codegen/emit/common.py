@@ -1,0 +1,67 @@
+"""What every emitter shares: the output layout, the file record, and the @generated banner."""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..manifest import GENERATED_MARKER
+from ..selection import Selection
+
+__all__ = ["GENERATED_MARKER"]
+MANIFEST_NAME = "scaffold_manifest.json"
+
+
+class Owner(enum.Enum):
+    GENERATOR = "generator"
+    """Rewritten on every generation; never edit by hand."""
+    USER = "user"
+    """Created once (kernel stubs), then the user's: later runs merge, never overwrite."""
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    path: Path
+    content: str
+    owner: Owner
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things go. `root` is the directory input paths are shown relative to."""
+
+    root: Path
+    out_dir: Path
+    kernels_dir: Path
+
+    def in_out(self, relative: str) -> Path:
+        return self.out_dir / relative
+
+    def from_out(self, path: Path) -> str:
+        """`path` relative to the output directory (POSIX, may start with ..): how generated
+        files refer to each other, identical whatever the output directory is called."""
+        return Path(os.path.relpath(path, self.out_dir)).as_posix()
+
+    def stub_path(self, group: str) -> Path:
+        return self.kernels_dir / f"{group}.cpp"
+
+    @staticmethod
+    def group_header(group: str) -> str:
+        """The per-group declarations header, relative to the output directory."""
+        return f"native/{group}.h"
+
+
+def input_lines(selection: Selection) -> list[str]:
+    """The inputs a generated file comes from, named by relative path."""
+    return [selection.config.display_path, selection.declarations.description]
+
+
+def generated_banner(selection: Selection, comment: str = "//") -> str:
+    """The first lines of every generator-owned file. No timestamps, no absolute paths."""
+    inputs = input_lines(selection)
+    lines = [f"{comment} {GENERATED_MARKER} from:"]
+    lines += [f"{comment}   {line}" for line in inputs]
+    lines.append(f"{comment} Do not edit: run `scaffold-backend generate` to update it.")
+    return "\n".join(lines)

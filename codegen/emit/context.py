@@ -1,0 +1,53 @@
+"""The input every emitter takes: the selection plus the C++ bindings computed once for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model import BackendConfig
+from ..selection import OpStatus, Selection, SelectedOp
+from ..signatures import FallbackBinding, KernelBinding, fallback_binding, kernel_binding
+from .common import Layout
+
+
+@dataclass(frozen=True)
+class EmitContext:
+    selection: Selection
+    layout: Layout
+    kernels: tuple[tuple[SelectedOp, KernelBinding], ...]
+    """Native and autograd kernels, sorted by op name."""
+    explicit_fallbacks: tuple[FallbackBinding, ...]
+
+    @property
+    def config(self) -> BackendConfig:
+        return self.selection.config
+
+    def kernels_with_status(self, status: OpStatus) -> list[tuple[SelectedOp, KernelBinding]]:
+        return [(op, binding) for op, binding in self.kernels if op.status is status]
+
+    def kernel_groups(self) -> dict[str, list[tuple[SelectedOp, KernelBinding]]]:
+        groups: dict[str, list[tuple[SelectedOp, KernelBinding]]] = {}
+        for op, binding in self.kernels:
+            groups.setdefault(op.group, []).append((op, binding))
+        return dict(sorted(groups.items()))
+
+    @property
+    def kernel_scope(self) -> str:
+        """How kernel definitions are qualified inside the namespace: `Class::` or nothing."""
+        class_name = self.selection.config.class_name
+        return f"{class_name}::" if class_name else ""
+
+
+def build_context(selection: Selection, layout: Layout) -> EmitContext:
+    config = selection.config
+    kernels = tuple(
+        (op, kernel_binding(op.declaration, symint=op.symint, config=config))
+        for op in selection.kernels
+    )
+    fallbacks = tuple(
+        fallback_binding(op.declaration)
+        for op in selection.with_status(OpStatus.EXPLICIT_FALLBACK)
+    )
+    return EmitContext(
+        selection=selection, layout=layout, kernels=kernels, explicit_fallbacks=fallbacks
+    )

@@ -1,0 +1,46 @@
+"""The manifest file (see ..manifest for what it records and why)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .. import __version__
+from ..manifest import InputRecord, KernelFileRecord, Manifest, sha256_text
+from .common import MANIFEST_NAME, OutputFile, Owner
+from .context import EmitContext
+from .stubs import KernelFile
+
+
+def build_manifest(
+    context: EmitContext,
+    generated: Sequence[OutputFile],
+    kernel_files: Sequence[KernelFile],
+    orphaned: Sequence[str],
+) -> Manifest:
+    selection = context.selection
+    layout = context.layout
+    declarations = selection.declarations
+    config = selection.config
+    return Manifest(
+        generator_version=__version__,
+        declarations=InputRecord(
+            declarations.display_path, declarations.sha256, declarations.torch_version
+        ),
+        backend_yaml=InputRecord(config.display_path, config.sha256),
+        files={layout.from_out(output.path): sha256_text(output.content) for output in generated},
+        kernel_files={
+            layout.from_out(kernel.output.path): KernelFileRecord(
+                heads=kernel.heads, base=kernel.output.content
+            )
+            for kernel in kernel_files
+        },
+        orphaned_kernel_files=tuple(sorted(orphaned)),
+    )
+
+
+def emit_manifest(context: EmitContext, manifest: Manifest) -> OutputFile:
+    return OutputFile(
+        path=context.layout.in_out(MANIFEST_NAME),
+        content=manifest.to_json(),
+        owner=Owner.GENERATOR,
+    )

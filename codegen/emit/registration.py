@@ -1,0 +1,86 @@
+"""Registration files: TORCH_LIBRARY_IMPL blocks binding each kernel to its dispatch key.
+
+Backend kernels are spread over a fixed number of shards by a stable hash of the op name, so no
+translation unit is huge and adding an op rewrites a single shard. Autograd kernels (few, by
+nature) go to one file for the Autograd<backend> key.
+"""
+
+from __future__ import annotations
+
+from ..ident import stable_shard
+from ..render import render
+from ..selection import OpStatus, SelectedOp
+from ..signatures import KernelBinding
+from .common import Layout, OutputFile, Owner, generated_banner
+from .context import EmitContext
+
+DEVICE_GUARD_INCLUDES = (
+    "<ATen/DeviceGuard.h>",
+    "<ATen/core/op_registration/adaption.h>",
+    "<c10/core/DeviceGuard.h>",
+)
+
+
+def shard_file_name(dispatch_key: str, index: int) -> str:
+    return f"Register{dispatch_key}_{index}.cpp"
+
+
+def _render(
+    context: EmitContext,
+    dispatch_key: str,
+    kernels: list[tuple[SelectedOp, KernelBinding]],
+    shard_note: str,
+) -> str:
+    config = context.config
+    includes = sorted({f'"{Layout.group_header(op.group)}"' for op, _ in kernels})
+    includes += list(config.extra_headers)
+    if config.device_guard and kernels:
+        includes += DEVICE_GUARD_INCLUDES
+    includes.append("<torch/library.h>")
+    return render(
+        "codegen/Register.cpp.j2",
+        banner=generated_banner(context.selection),
+        count=len(kernels),
+        dispatch_key=dispatch_key,
+        shard_note=shard_note,
+        includes=includes,
+        bindings=[binding for _, binding in kernels],
+    )
+
+
+def emit_registration_shards(context: EmitContext) -> list[OutputFile]:
+    config = context.config
+    shards: list[list[tuple[SelectedOp, KernelBinding]]] = [[] for _ in range(config.shards)]
+    for op, binding in context.kernels_with_status(OpStatus.NATIVE):
+        shards[stable_shard(op.op_name, config.shards)].append((op, binding))
+    return [
+        OutputFile(
+            path=context.layout.in_out(shard_file_name(config.backend, index)),
+            content=_render(
+                context,
+                config.backend,
+                kernels,
+                f"shard {index + 1} of {config.shards}, by a stable hash of the op name",
+            ),
+            owner=Owner.GENERATOR,
+        )
+        for index, kernels in enumerate(shards)
+    ]
+
+
+def emit_autograd_registration(context: EmitContext) -> list[OutputFile]:
+    config = context.config
+    if config.autograd_key is None:
+        return []
+    return [
+        OutputFile(
+            path=context.layout.in_out(f"Register{config.autograd_key}.cpp"),
+            content=_render(
+                context,
+                config.autograd_key,
+                context.kernels_with_status(OpStatus.AUTOGRAD),
+                "ops listed under 'autograd'",
+            ),
+            owner=Owner.GENERATOR,
+        )
+    ]

@@ -1,0 +1,156 @@
+"""`generate`: from the inputs to a plan of file changes, and from the plan to the disk.
+
+Everything is computed before anything is written: a bad input, an unknown op or a file that
+must not be overwritten stops the run with nothing half-written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .emit.cmake import emit_sources_cmake
+from .emit.common import MANIFEST_NAME, Layout, OutputFile
+from .emit.context import EmitContext, build_context
+from .emit.declarations import emit_declarations
+from .emit.fallback import emit_fallback
+from .emit.manifest import build_manifest, emit_manifest
+from .emit.registration import emit_autograd_registration, emit_registration_shards
+from .emit.stubs import KernelFile, emit_stubs
+from .errors import MergeConflictError
+from .backend_yaml import default_backend_config
+from .inputs import display_path, load_backend_config, load_declarations
+from .manifest import Manifest, parse_manifest
+from .merge import MergeOutcome, MergeResult, update_kernel_file
+from .selection import Selection, select
+from .writer import Action, Change, Plan, apply, check_unique_paths, plan_generated_files, read_text_if_exists
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    yaml_path: Path
+    out_dir: Path
+    kernels_dir: Path
+    declarations_path: Path | None
+    """None: the installed torch's RegistrationDeclarations.h."""
+    root: Path
+    """Input paths are shown relative to this directory in generated files and messages."""
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class GenerateResult:
+    selection: Selection
+    layout: Layout
+    plan: Plan
+    merges: dict[Path, MergeResult]
+    """Kernel files that needed more than creation, and what happened to them."""
+    orphaned: tuple[str, ...]
+    """Kernel files (relative to the output directory) whose ops are no longer generated."""
+
+    def conflicts(self) -> list[Path]:
+        return sorted(path for path, result in self.merges.items() if result.outcome is MergeOutcome.CONFLICT)
+
+
+def load_selection(yaml_path: Path | None, declarations_path: Path | None, root: Path) -> Selection:
+    """Read both inputs and select. Without a backend YAML every required op falls back."""
+    declarations = load_declarations(declarations_path, root)
+    config = load_backend_config(yaml_path, root) if yaml_path else default_backend_config()
+    return select(config, declarations)
+
+
+def read_manifest(layout: Layout) -> Manifest | None:
+    path = layout.in_out(MANIFEST_NAME)
+    text = read_text_if_exists(path)
+    if text is None:
+        return None
+    return parse_manifest(text, display_path(path, layout.root))
+
+
+def generated_files(context: EmitContext) -> list[OutputFile]:
+    return [
+        *emit_declarations(context),
+        *emit_registration_shards(context),
+        *emit_autograd_registration(context),
+        *emit_fallback(context),
+    ]
+
+
+def prepare(options: GenerateOptions) -> GenerateResult:
+    """Compute every change `generate` would make, writing nothing."""
+    selection = load_selection(options.yaml_path, options.declarations_path, options.root)
+    layout = Layout(root=options.root, out_dir=options.out_dir, kernels_dir=options.kernels_dir)
+    context = build_context(selection, layout)
+    previous = read_manifest(layout)
+
+    generated = generated_files(context)
+    kernel_files = emit_stubs(context)
+    check_unique_paths([*generated, *(kernel.output for kernel in kernel_files)])
+
+    kernel_changes, merges = _plan_kernel_files(kernel_files, previous, layout)
+    orphaned = _orphaned_kernel_files(kernel_files, previous, layout)
+    generated.append(emit_sources_cmake(context, generated, [k.output for k in kernel_files], orphaned))
+    manifest = build_manifest(context, generated, kernel_files, orphaned)
+    generated.append(emit_manifest(context, manifest))
+
+    generated_changes = plan_generated_files(
+        generated, previous, layout, options.root, force=options.force
+    )
+    # The manifest goes last: if a run is interrupted, the next one still sees the old record.
+    ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)
+    plan = Plan(tuple(kernel_changes + ordered))
+    return GenerateResult(selection, layout, plan, merges, tuple(orphaned))
+
+
+def _plan_kernel_files(
+    kernel_files: list[KernelFile], previous: Manifest | None, layout: Layout
+) -> tuple[list[Change], dict[Path, MergeResult]]:
+    changes = []
+    merges = {}
+    for kernel in kernel_files:
+        path = kernel.output.path
+        current = read_text_if_exists(path)
+        if current is None:
+            changes.append(Change(path, Action.CREATE, kernel.output.content))
+            continue
+        record = previous.kernel_files.get(layout.from_out(path)) if previous else None
+        result = update_kernel_file(current, record, kernel)
+        if result.outcome is not MergeOutcome.UNCHANGED or result.removed_ops:
+            merges[path] = result
+        if result.content != current:
+            action = {
+                MergeOutcome.REGENERATED: Action.UPDATE,
+                MergeOutcome.MERGED: Action.MERGE,
+                MergeOutcome.CONFLICT: Action.CONFLICT,
+            }[result.outcome]
+            changes.append(Change(path, action, result.content))
+    return changes, merges
+
+
+def _orphaned_kernel_files(
+    kernel_files: list[KernelFile], previous: Manifest | None, layout: Layout
+) -> list[str]:
+    """Kernel files recorded before whose ops are all gone now, still on disk."""
+    if previous is None:
+        return []
+    current = {layout.from_out(kernel.output.path) for kernel in kernel_files}
+    candidates = set(previous.kernel_files) | set(previous.orphaned_kernel_files)
+    return sorted(
+        relative
+        for relative in candidates - current
+        if (layout.out_dir / relative).exists()
+    )
+
+
+def run(options: GenerateOptions) -> GenerateResult:
+    """Generate and write; raise MergeConflictError after writing if a merge left markers."""
+    result = prepare(options)
+    apply(result.plan)
+    conflicts = result.conflicts()
+    if conflicts:
+        names = ", ".join(display_path(path, options.root) for path in conflicts)
+        raise MergeConflictError(
+            f"kernel file(s) with merge conflicts: {names}",
+            hint="resolve the <<<<<<< / >>>>>>> regions, then run `scaffold-backend generate` again",
+        )
+    return result

@@ -1,0 +1,128 @@
+"""Identifier rules, kept in one place: what a safe C++/Python name is, how generated names are
+derived from operator names, and which stable hash assigns ops to registration shards."""
+
+from __future__ import annotations
+
+import hashlib
+import keyword
+
+from torchgen.model import OperatorName
+
+from .errors import ScaffoldError, SourceLocation
+
+CPP_KEYWORDS = frozenset(
+    """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
+    char16_t char32_t class compl concept const consteval constexpr constinit const_cast continue
+    co_await co_return co_yield decltype default delete do double dynamic_cast else enum explicit
+    export extern false float for friend goto if inline int long mutable namespace new noexcept
+    not not_eq nullptr operator or or_eq private protected public register reinterpret_cast
+    requires return short signed sizeof static static_assert static_cast struct switch template
+    this thread_local throw true try typedef typeid typename union unsigned using virtual void
+    volatile wchar_t while xor xor_eq final override import module""".split()
+)
+
+# Namespaces owned by PyTorch and the standard library: kernels declared there would collide with
+# ATen's own functions of the same name and signature.
+RESERVED_NAMESPACE_ROOTS = frozenset({"at", "aten", "c10", "caffe2", "std", "torch"})
+
+# Device type names PyTorch already knows (c10/core/DeviceType.h); a PrivateUse1 backend cannot
+# rename itself to one of these.
+RESERVED_DEVICE_NAMES = frozenset(
+    """cpu cuda mkldnn opengl opencl ideep hip fpga maia xla vulkan metal xpu mps meta hpu ve lazy
+    ipu mtia privateuseone""".split()
+)
+
+
+def _is_ascii_identifier(name: str) -> bool:
+    return name.isascii() and name.isidentifier()
+
+
+def cpp_identifier_problem(name: str) -> str | None:
+    """Why `name` is not a safe C++ identifier, or None when it is."""
+    if not _is_ascii_identifier(name):
+        return "is not a C++ identifier (letters, digits and _, not starting with a digit)"
+    if name in CPP_KEYWORDS:
+        return "is a C++ keyword"
+    if "__" in name or (name.startswith("_") and name[1:2].isupper()):
+        return "is reserved in C++ (contains '__' or starts with '_' and a capital letter)"
+    return None
+
+
+def check_cpp_identifier(name: str, what: str, location: SourceLocation) -> None:
+    problem = cpp_identifier_problem(name)
+    if problem is not None:
+        raise ScaffoldError(f"{what} '{name}' {problem}", location=location)
+
+
+def check_cpp_namespace(namespace: str, what: str, location: SourceLocation) -> None:
+    segments = namespace.split("::")
+    for segment in segments:
+        problem = cpp_identifier_problem(segment)
+        if problem is not None:
+            raise ScaffoldError(
+                f"{what} '{namespace}': '{segment}' {problem}",
+                location=location,
+                hint="use a namespace of your own, e.g. 'my_backend' or 'my_backend::native'",
+            )
+    if segments[0] in RESERVED_NAMESPACE_ROOTS:
+        raise ScaffoldError(
+            f"{what} '{namespace}' is inside '{segments[0]}', which PyTorch or the standard "
+            "library owns; kernels there would collide with ATen's own functions",
+            location=location,
+            hint="use a namespace of your own, e.g. 'my_backend'",
+        )
+
+
+def device_name_problem(name: str) -> str | None:
+    """Why `name` cannot be a PrivateUse1 device name, or None when it can."""
+    if not _is_ascii_identifier(name) or name != name.lower():
+        return "is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        return "is a Python keyword"
+    if name in CPP_KEYWORDS:
+        return "is a C++ keyword"
+    if name in RESERVED_DEVICE_NAMES:
+        return "is a device name PyTorch already uses"
+    if name.startswith("_"):
+        return "starts with '_'"
+    return None
+
+
+def check_device_name(name: str, location: SourceLocation) -> None:
+    problem = device_name_problem(name)
+    if problem is not None:
+        raise ScaffoldError(
+            f"device name '{name}' {problem}",
+            location=location,
+            hint="pick a short lowercase name such as 'foo' or 'my_npu'",
+        )
+
+
+def header_problem(header: str) -> str | None:
+    """Why `header` is not a plain `<path>` or `"path"` include target, or None."""
+    if len(header) < 3 or (header[0], header[-1]) not in {("<", ">"), ('"', '"')}:
+        return 'must be written <path/to/header.h> or "path/to/header.h"'
+    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+")
+    if not set(header[1:-1]) <= allowed:
+        return "may only contain letters, digits and _ . / - +"
+    return None
+
+
+def stub_group(name: OperatorName) -> str:
+    """The kernel file an op lives in: its base name shared by overloads, inplace and out
+    variants (`add.Tensor`, `add_.Tensor`, `add.out` -> `add`)."""
+    base = name.name
+    return f"__{base.base}__" if base.dunder_method else base.base
+
+
+def wrapper_name(prefix: str, name: OperatorName) -> str:
+    """A unique, readable C++ name for a generated wrapper of one operator overload."""
+    return f"{prefix}_{name.unambiguous_name()}"
+
+
+def stable_shard(op_name: str, shard_count: int) -> int:
+    """Which registration shard an op goes to. A content hash (never Python's salted `hash()`)
+    keeps the assignment identical across runs and machines, and a fixed shard count means adding
+    an op changes exactly one shard file."""
+    digest = hashlib.sha256(op_name.encode()).digest()
+    return int.from_bytes(digest[:8], "big") % shard_count

@@ -1,0 +1,91 @@
+"""Reading the two inputs from disk: the declarations header and the backend YAML.
+
+The installed torch's header is found without importing torch (importing it takes seconds; the
+CLI should start in a fraction of one).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .backend_yaml import parse_backend_yaml
+from .errors import BackendYamlError, DeclarationsError, ScaffoldError, SourceLocation
+from .model import BackendConfig, DeclarationsFile, parse_declarations
+
+# Where every torch wheel ships the header, relative to the torch package directory.
+INSTALLED_HEADER = Path("include") / "ATen" / "RegistrationDeclarations.h"
+
+
+@dataclass(frozen=True)
+class InstalledTorch:
+    package_dir: Path
+    version: str
+
+    @property
+    def declarations_path(self) -> Path:
+        return self.package_dir / INSTALLED_HEADER
+
+    @property
+    def display_path(self) -> str:
+        """Named relative to site-packages, so output does not depend on where torch lives."""
+        return (Path("torch") / INSTALLED_HEADER).as_posix()
+
+
+def find_installed_torch() -> InstalledTorch:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise DeclarationsError(
+            "torch is not installed, so there is no RegistrationDeclarations.h to read",
+            hint="install torch (e.g. pip install torch==2.13.0) or pass --declarations FILE",
+        )
+    package_dir = Path(next(iter(spec.submodule_search_locations)))
+    version = importlib.metadata.version("torch").split("+", 1)[0]
+    return InstalledTorch(package_dir=package_dir, version=version)
+
+
+def display_path(path: Path, root: Path) -> str:
+    """`path` relative to `root` (with `..` if needed), POSIX-style, for messages and headers.
+    Generated files must never contain absolute paths, which differ between machines."""
+    try:
+        return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+    except ValueError:  # another drive on Windows: the name is the best we can do
+        return path.name
+
+
+def _read_text(path: Path, what: str, shown: str, error: type[ScaffoldError]) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{what} not found", location=SourceLocation(shown)) from None
+    except IsADirectoryError:
+        raise error(f"{what} is a directory, not a file", location=SourceLocation(shown)) from None
+    except UnicodeDecodeError:
+        raise error(f"{what} is not UTF-8 text", location=SourceLocation(shown)) from None
+    except OSError as problem:
+        raise error(f"cannot read {what}: {problem.strerror}", location=SourceLocation(shown)) from None
+
+
+def load_declarations(path: Path | None, root: Path) -> DeclarationsFile:
+    """The header at `path`, or the installed torch's own when `path` is None."""
+    if path is None:
+        torch = find_installed_torch()
+        text = _read_text(
+            torch.declarations_path,
+            "RegistrationDeclarations.h",
+            str(torch.declarations_path),
+            DeclarationsError,
+        )
+        return parse_declarations(text, display_path=torch.display_path, torch_version=torch.version)
+    shown = display_path(path, root)
+    text = _read_text(path, "declarations file", shown, DeclarationsError)
+    return parse_declarations(text, display_path=shown)
+
+
+def load_backend_config(path: Path, root: Path) -> BackendConfig:
+    shown = display_path(path, root)
+    text = _read_text(path, "backend YAML", shown, BackendYamlError)
+    return parse_backend_yaml(text, display_path=shown)

@@ -1,0 +1,280 @@
+"""The generator's model: frozen dataclasses parsed from the two inputs.
+
+`RegistrationDeclarations.h` (shipped in every torch wheel) lists one operator per line:
+
+    at::Tensor & add_out(const at::Tensor & self, ...); // {"schema": "aten::add.out(...) -> ...", "dispatch": "True", "default": "False"}
+
+A `Declaration` keeps each part of such a line: the C++ declaration text (the reference for the
+dispatcher signature), the schema parsed by torchgen's `FunctionSchema`, the two flags, and the
+line it came from. `str(declaration)` reproduces the line byte for byte.
+
+The backend YAML becomes a `BackendConfig` (see backend_yaml.py for the parser). Everything
+downstream takes these objects, never dicts of strings.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from torchgen.model import FunctionSchema, OperatorName
+
+from .errors import DeclarationsError, SourceLocation
+
+# The separator between the C++ declaration and its JSON metadata on every entry line.
+_ENTRY_SEPARATOR = "; // "
+_METADATA_KEYS = ("schema", "dispatch", "default")
+_FLAG_VALUES = {"True": True, "False": False}
+_SCHEMA_NAMESPACE = "aten::"
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One operator entry of RegistrationDeclarations.h."""
+
+    cpp_declaration: str
+    """The C++ declaration as written in the header, without the trailing `;`."""
+    schema_text: str
+    """The schema without its `aten::` prefix, e.g. `add.out(Tensor self, ...) -> Tensor(a!)`."""
+    name: OperatorName
+    schema: FunctionSchema | None
+    """None when the installed torchgen cannot parse this schema (see `schema_error`)."""
+    schema_error: str | None
+    dispatch: bool
+    default: bool
+    location: SourceLocation = field(compare=False)
+
+    @property
+    def op_name(self) -> str:
+        """The operator name as backend YAMLs spell it: `add.out`, `abs`."""
+        return str(self.name)
+
+    @property
+    def required(self) -> bool:
+        """A backend must register a kernel (or rely on the fallback): no default kernel exists."""
+        return self.dispatch and not self.default
+
+    def require_schema(self) -> FunctionSchema:
+        if self.schema is None:
+            raise DeclarationsError(
+                f"the schema of '{self.op_name}' cannot be parsed by the installed torchgen: "
+                f"{self.schema_error}",
+                location=self.location,
+                hint="this header comes from a different torch release than the installed one; "
+                "generate kernels for this op against a header from the installed torch",
+            )
+        return self.schema
+
+    def __str__(self) -> str:
+        metadata = {
+            "schema": _SCHEMA_NAMESPACE + self.schema_text,
+            "dispatch": str(self.dispatch),
+            "default": str(self.default),
+        }
+        return f"{self.cpp_declaration}{_ENTRY_SEPARATOR}{json.dumps(metadata)}"
+
+
+@dataclass(frozen=True)
+class DeclarationsFile:
+    """All entries of one RegistrationDeclarations.h, in file order, indexed by operator name."""
+
+    display_path: str
+    """How generated files name this input: a relative path, never an absolute one."""
+    sha256: str
+    torch_version: str | None
+    """The torch release the header belongs to, when known (the installed torch's own header)."""
+    declarations: tuple[Declaration, ...]
+    _by_name: Mapping[str, Declaration] = field(compare=False, repr=False)
+
+    def __iter__(self) -> Iterator[Declaration]:
+        return iter(self.declarations)
+
+    def __len__(self) -> int:
+        return len(self.declarations)
+
+    def get(self, op_name: str) -> Declaration | None:
+        return self._by_name.get(op_name)
+
+    def op_names(self) -> list[str]:
+        return sorted(self._by_name)
+
+    @property
+    def description(self) -> str:
+        """`path (torch X)` for headers and messages."""
+        if self.torch_version is None:
+            return self.display_path
+        return f"{self.display_path} (torch {self.torch_version})"
+
+
+def parse_declaration_line(line: str, location: SourceLocation) -> Declaration:
+    """Parse one entry line; raise DeclarationsError naming FILE:LINE when it is malformed."""
+    cpp_declaration, separator, metadata_text = line.partition(_ENTRY_SEPARATOR)
+    if not separator or not cpp_declaration.strip():
+        raise DeclarationsError(
+            "malformed declaration: expected '<C++ declaration>; // {\"schema\": ..., "
+            "\"dispatch\": ..., \"default\": ...}'",
+            location=location,
+        )
+    try:
+        metadata = json.loads(metadata_text)
+    except json.JSONDecodeError as error:
+        raise DeclarationsError(
+            f"malformed declaration metadata: {error.msg} (column {len(cpp_declaration) + 4 + error.colno})",
+            location=location,
+        ) from None
+    if not isinstance(metadata, dict) or tuple(metadata) != _METADATA_KEYS:
+        found = list(metadata) if isinstance(metadata, dict) else type(metadata).__name__
+        raise DeclarationsError(
+            f"malformed declaration metadata: expected the keys {list(_METADATA_KEYS)}, found {found}",
+            location=location,
+        )
+    flags = {}
+    for key in ("dispatch", "default"):
+        value = metadata[key]
+        if value not in _FLAG_VALUES:
+            raise DeclarationsError(
+                f'malformed declaration metadata: "{key}" must be "True" or "False", got {json.dumps(value)}',
+                location=location,
+            )
+        flags[key] = _FLAG_VALUES[value]
+    schema_with_namespace = metadata["schema"]
+    if not isinstance(schema_with_namespace, str) or not schema_with_namespace.startswith(
+        _SCHEMA_NAMESPACE
+    ):
+        raise DeclarationsError(
+            f"malformed declaration metadata: the schema must start with '{_SCHEMA_NAMESPACE}'",
+            location=location,
+        )
+    schema_text = schema_with_namespace[len(_SCHEMA_NAMESPACE) :]
+    schema, schema_error = _parse_schema(schema_text)
+    if schema is not None:
+        name = schema.name
+    else:
+        # The installed torchgen rejects the schema (e.g. a Dimname overload from an older torch).
+        # The operator name alone still parses, so the entry stays usable for diffs and listings.
+        try:
+            name = OperatorName.parse(schema_text.split("(", 1)[0])
+        except Exception:
+            raise DeclarationsError(
+                f"malformed schema '{schema_text}': {schema_error}", location=location
+            ) from None
+    return Declaration(
+        cpp_declaration=cpp_declaration,
+        schema_text=schema_text,
+        name=name,
+        schema=schema,
+        schema_error=schema_error,
+        dispatch=flags["dispatch"],
+        default=flags["default"],
+        location=location,
+    )
+
+
+def _parse_schema(schema_text: str) -> tuple[FunctionSchema | None, str | None]:
+    try:
+        schema = FunctionSchema.parse(schema_text)
+    except Exception as error:  # torchgen raises AssertionError/RuntimeError/KeyError alike
+        return None, str(error).splitlines()[0] if str(error) else type(error).__name__
+    return schema, None
+
+
+def _is_skipped_line(stripped: str) -> bool:
+    """Blank lines, comments and preprocessor directives carry no entry."""
+    return not stripped or stripped.startswith("//") or stripped.startswith("#")
+
+
+def parse_declarations(
+    text: str, *, display_path: str, torch_version: str | None = None
+) -> DeclarationsFile:
+    declarations: list[Declaration] = []
+    by_name: dict[str, Declaration] = {}
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        if _is_skipped_line(line.strip()):
+            continue
+        location = SourceLocation(display_path, line_number)
+        declaration = parse_declaration_line(line, location)
+        previous = by_name.get(declaration.op_name)
+        if previous is not None:
+            raise DeclarationsError(
+                f"operator '{declaration.op_name}' is declared twice "
+                f"(first at line {previous.location.line})",
+                location=location,
+            )
+        by_name[declaration.op_name] = declaration
+        declarations.append(declaration)
+    if not declarations:
+        raise DeclarationsError(
+            "no operator declarations found: is this a RegistrationDeclarations.h?",
+            location=SourceLocation(display_path),
+        )
+    return DeclarationsFile(
+        display_path=display_path,
+        sha256=hashlib.sha256(text.encode()).hexdigest(),
+        torch_version=torch_version,
+        declarations=tuple(declarations),
+        _by_name=by_name,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The backend YAML
+# ---------------------------------------------------------------------------------------------
+
+
+class FallbackDefault(enum.Enum):
+    """What happens to a required op the backend does not implement."""
+
+    CPU = "cpu"
+    """Run it on the CPU through the boxed fallback (copies in and out)."""
+    ERROR = "error"
+    """Raise NotImplementedError naming the op and the backend."""
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """An operator named in the backend YAML, with the line that names it."""
+
+    op_name: str
+    location: SourceLocation = field(compare=False)
+
+
+@dataclass(frozen=True)
+class FallbackPolicy:
+    default: FallbackDefault = FallbackDefault.CPU
+    warn_once: bool = True
+    """Warn the first time each op falls back, so silent slow paths get noticed."""
+    never: tuple[OpEntry, ...] = ()
+    """Ops that must never run on the CPU: the fallback raises an error naming op and backend."""
+    explicit: tuple[OpEntry, ...] = ()
+    """Ops that get a typed per-op CPU fallback wrapper (allowed even when default is error)."""
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """A parsed backend YAML: torchgen's gen_backend_stubs keys plus scaffold-backend's own."""
+
+    location: SourceLocation
+    sha256: str
+    backend: str
+    """The dispatch key kernels register to, e.g. PrivateUse1."""
+    autograd_key: str | None
+    """Autograd<backend>, when PyTorch has such a key."""
+    cpp_namespace: str
+    class_name: str | None
+    device: str
+    """The device name users type in Python (`torch.device("foo")`)."""
+    supported: tuple[OpEntry, ...]
+    autograd: tuple[OpEntry, ...]
+    symint: tuple[OpEntry, ...]
+    use_out_as_primary: bool
+    device_guard: bool
+    extra_headers: tuple[str, ...]
+    fallback: FallbackPolicy
+    shards: int
+
+    @property
+    def display_path(self) -> str:
+        return self.location.path

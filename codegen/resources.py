@@ -1,0 +1,23 @@
+"""Where the data shipped with scaffold-backend lives.
+
+In a wheel, setuptools copies templates/ into the package (scaffold_backend/templates). In the
+source tree and in editable installs the package directory is codegen/, and templates/ is its
+sibling at the repository root.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def data_dir(name: str) -> Path:
+    packaged = _PACKAGE_DIR / name
+    if packaged.is_dir():
+        return packaged
+    return _PACKAGE_DIR.parent / name
+
+
+def templates_dir() -> Path:
+    return data_dir("templates")

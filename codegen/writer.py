@@ -1,0 +1,175 @@
+"""Careful writing: plan every change first, then apply it.
+
+- A file is written only when its bytes change, so a no-op regeneration touches nothing (mtimes
+  stay, incremental builds stay incremental).
+- Every write goes to a temporary file beside the target and is moved into place with
+  os.replace, so a reader never sees half a file.
+- Every refusal (a hand-edited generated file, a file scaffold-backend did not write, the same
+  path produced twice) is found while planning, before anything is written.
+- User-owned files are never overwritten or deleted here; kernel files are merged (merge.py).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .emit.common import GENERATED_MARKER, Layout, OutputFile, Owner
+from .errors import OutputError, SourceLocation
+from .manifest import Manifest, sha256_text
+
+
+class Action(enum.Enum):
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+    MERGE = "merge"
+    """A user-owned kernel file whose generated parts changed, merged with the user's edits."""
+    CONFLICT = "conflict"
+    """Like MERGE, but with conflict markers where the merge was not clean."""
+
+
+@dataclass(frozen=True)
+class Change:
+    path: Path
+    action: Action
+    content: str | None
+    """The new text; None for DELETE."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    changes: tuple[Change, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    def with_action(self, *actions: Action) -> list[Change]:
+        return [change for change in self.changes if change.action in actions]
+
+
+def read_text_if_exists(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (UnicodeDecodeError, IsADirectoryError):
+        raise OutputError(
+            "cannot be replaced: it is not a text file", location=SourceLocation(str(path))
+        ) from None
+
+
+def check_unique_paths(outputs: Iterable[OutputFile]) -> None:
+    seen: set[Path] = set()
+    for output in outputs:
+        if output.path in seen:
+            raise OutputError(
+                "two outputs would be written to the same file",
+                location=SourceLocation(str(output.path)),
+                hint="the kernels directory and the output directory must not overlap",
+            )
+        seen.add(output.path)
+
+
+def plan_generated_files(
+    outputs: Iterable[OutputFile],
+    previous: Manifest | None,
+    layout: Layout,
+    root: Path,
+    *,
+    force: bool,
+) -> list[Change]:
+    """Changes to generator-owned files, including deletion of ones no longer produced."""
+    changes = []
+    recorded: Mapping[str, str] = previous.files if previous is not None else {}
+    produced = set()
+    for output in outputs:
+        assert output.owner is Owner.GENERATOR
+        relative = layout.from_out(output.path)
+        produced.add(relative)
+        current = read_text_if_exists(output.path)
+        if current == output.content:
+            continue
+        if current is None:
+            changes.append(Change(output.path, Action.CREATE, output.content))
+            continue
+        if not force:
+            _refuse_to_clobber(output.path, current, recorded.get(relative), root)
+        changes.append(Change(output.path, Action.UPDATE, output.content))
+    for relative, digest in sorted(recorded.items()):
+        if relative in produced:
+            continue
+        path = layout.out_dir / relative
+        current = read_text_if_exists(path)
+        if current is None:
+            continue
+        if not force and sha256_text(current) != digest:
+            raise OutputError(
+                "this generated file is no longer produced, but it was edited by hand since the "
+                "last generation, so it is not deleted",
+                location=SourceLocation(_shown(path, root)),
+                hint="move what you need into a kernel file and delete it, or pass --force",
+            )
+        changes.append(Change(path, Action.DELETE, None))
+    return changes
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _refuse_to_clobber(path: Path, current: str, recorded_digest: str | None, root: Path) -> None:
+    """Overwrite a generated file only if it is still exactly what scaffold-backend wrote."""
+    location = SourceLocation(_shown(path, root))
+    if recorded_digest is None:
+        if GENERATED_MARKER not in "\n".join(current.split("\n", 3)[:3]):
+            raise OutputError(
+                "exists and was not written by scaffold-backend; refusing to overwrite it",
+                location=location,
+                hint="choose another --out directory, or pass --force to replace it",
+            )
+    elif sha256_text(current) != recorded_digest:
+        raise OutputError(
+            "this generated file was edited by hand since the last generation; refusing to "
+            "overwrite the edits",
+            location=location,
+            hint="move the change into a kernel file (generated files are rewritten on every "
+            "run), or pass --force to discard it",
+        )
+
+
+def apply(plan: Plan) -> None:
+    for change in plan.changes:
+        if change.action is Action.DELETE:
+            change.path.unlink(missing_ok=True)
+        else:
+            assert change.content is not None
+            write_atomically(change.path, change.content)
+
+
+def write_atomically(path: Path, content: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as stream:
+                stream.write(content)
+            if path.exists():
+                os.chmod(temporary, path.stat().st_mode & 0o777)
+            else:
+                os.chmod(temporary, 0o644)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise OutputError(
+            f"cannot write: {error.strerror}", location=SourceLocation(str(path))
+        ) from None
