@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
-from .errors import ProjectConfigError, ScaffoldError, StaleOutputError
+from .errors import MergeConflictError, ProjectConfigError, ScaffoldError, StaleOutputError
 from .generate import GenerateOptions, GenerateResult, load_selection, prepare, run
 from .inputs import display_path
 from .merge import MergeOutcome
@@ -180,6 +180,13 @@ def generate(
     if check or dry_run:
         result = prepare(options)
         _print_changes(result, options.root, planned=True)
+        conflicts = result.conflicts()
+        if check and conflicts:
+            raise MergeConflictError(
+                "unresolved merge conflicts in "
+                + ", ".join(display_path(path, options.root) for path in conflicts),
+                hint="resolve the <<<<<<< / >>>>>>> regions in these kernel files",
+            )
         if check and result.plan:
             raise StaleOutputError(
                 f"{len(result.plan.changes)} file(s) are stale against "

@@ -45,9 +45,22 @@ class MergeResult:
     """Ops whose kernels stay in the file although they are no longer generated for it."""
 
 
+START_MARKER = "<<<<<<< yours"
+END_MARKER = ">>>>>>> scaffold-backend"
+
+
+def has_conflict_markers(text: str) -> bool:
+    lines = text.splitlines()
+    return START_MARKER in lines and END_MARKER in lines
+
+
 def update_kernel_file(
     current: str, previous: KernelFileRecord | None, new: KernelFile
 ) -> MergeResult:
+    if has_conflict_markers(current):
+        # A conflict from an earlier run, not yet resolved: nothing more is merged into the file,
+        # and every run keeps failing until the user resolves it.
+        return MergeResult(MergeOutcome.CONFLICT, current)
     generated = new.output.content
     if current == generated:
         return MergeResult(MergeOutcome.UNCHANGED, current)
@@ -97,11 +110,9 @@ def _three_way(base: str, current: str, generated: str, removed: tuple[str, ...]
     )
     merged = "".join(
         merger.merge_lines(
-            name_a="yours",
-            name_b="scaffold-backend",
-            start_marker="<<<<<<<",
+            start_marker=START_MARKER,
             mid_marker="=======",
-            end_marker=">>>>>>>",
+            end_marker=END_MARKER,
         )
     )
     conflicted = any(region[0] == "conflict" for region in merger.merge_regions())

@@ -15,6 +15,7 @@ downstream takes these objects, never dicts of strings.
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
@@ -40,12 +41,27 @@ class Declaration:
     schema_text: str
     """The schema without its `aten::` prefix, e.g. `add.out(Tensor self, ...) -> Tensor(a!)`."""
     name: OperatorName
-    schema: FunctionSchema | None
-    """None when the installed torchgen cannot parse this schema (see `schema_error`)."""
-    schema_error: str | None
     dispatch: bool
     default: bool
     location: SourceLocation = field(compare=False)
+
+    # The full schema is parsed on first use: a generation needs the schemas of the few hundred
+    # ops it emits code for, not of all ~3100 entries (parsing them all costs a quarter second).
+    @functools.cached_property
+    def _parsed(self) -> tuple[FunctionSchema | None, str | None]:
+        schema, error = _parse_schema(self.schema_text)
+        if schema is not None and schema.name != self.name:
+            return None, f"the schema names '{schema.name}', the entry '{self.name}'"
+        return schema, error
+
+    @property
+    def schema(self) -> FunctionSchema | None:
+        """None when the installed torchgen cannot parse this schema (see `schema_error`)."""
+        return self._parsed[0]
+
+    @property
+    def schema_error(self) -> str | None:
+        return self._parsed[1]
 
     @property
     def op_name(self) -> str:
@@ -122,7 +138,8 @@ def parse_declaration_line(line: str, location: SourceLocation) -> Declaration:
         metadata = json.loads(metadata_text)
     except json.JSONDecodeError as error:
         raise DeclarationsError(
-            f"malformed declaration metadata: {error.msg} (column {len(cpp_declaration) + 4 + error.colno})",
+            f"malformed declaration metadata: {error.msg} "
+            f"(column {len(cpp_declaration) + len(_ENTRY_SEPARATOR) + error.colno})",
             location=location,
         ) from None
     if not isinstance(metadata, dict) or tuple(metadata) != _METADATA_KEYS:
@@ -149,24 +166,23 @@ def parse_declaration_line(line: str, location: SourceLocation) -> Declaration:
             location=location,
         )
     schema_text = schema_with_namespace[len(_SCHEMA_NAMESPACE) :]
-    schema, schema_error = _parse_schema(schema_text)
-    if schema is not None:
-        name = schema.name
-    else:
-        # The installed torchgen rejects the schema (e.g. a Dimname overload from an older torch).
-        # The operator name alone still parses, so the entry stays usable for diffs and listings.
-        try:
-            name = OperatorName.parse(schema_text.split("(", 1)[0])
-        except Exception:
-            raise DeclarationsError(
-                f"malformed schema '{schema_text}': {schema_error}", location=location
-            ) from None
+    # Only the operator name is parsed now (see Declaration._parsed). An entry whose full schema
+    # the installed torchgen rejects (a Dimname overload in an older torch's header) stays usable
+    # for listings and diffs; it is an error only where code must be generated for it.
+    name_text, parenthesis, _ = schema_text.partition("(")
+    try:
+        if not parenthesis or "->" not in schema_text:
+            raise ValueError("no argument list or no returns")
+        name = OperatorName.parse(name_text)
+    except Exception:
+        raise DeclarationsError(
+            f"malformed schema '{schema_text}': expected 'name.overload(arguments) -> returns'",
+            location=location,
+        ) from None
     return Declaration(
         cpp_declaration=cpp_declaration,
         schema_text=schema_text,
         name=name,
-        schema=schema,
-        schema_error=schema_error,
         dispatch=flags["dispatch"],
         default=flags["default"],
         location=location,

@@ -57,11 +57,23 @@ def rendering_flags(declaration: Declaration) -> tuple[bool, bool] | None:
     """The torchgen flags under which the schema renders to the header's declaration, or None
     when no setting does (a header written by another torch release may spell types differently)."""
     schema = declaration.require_schema()
+    arguments = schema.arguments.flat_all
+    if not any(a.is_write or a.type.is_list_like() for a in arguments):
+        # The flags only change how mutable tensors and tensor lists are spelled.
+        return _RENDERING_FLAGS[0]
     for flags in _RENDERING_FLAGS:
         with _torchgen_flags(flags):
             if render_dispatcher_declaration(schema) == declaration.cpp_declaration:
                 return flags
     return None
+
+
+# Ops that take tensors on two devices by design: copy_ calls them to move data between the host
+# and the backend. ATen leaves their device_check on (in-tree backends never ask for device
+# checks), so a backend with `device_guard: true` would reject every host<->device copy.
+CROSS_DEVICE_OPS = frozenset(
+    {"_copy_from", "_copy_from.out", "_copy_from_and_resize", "_copy_from_and_resize.out"}
+)
 
 
 @dataclass(frozen=True)
@@ -73,22 +85,56 @@ class OpTraits:
     device_guard: bool = True
 
 
+def native_functions_yaml() -> Path:
+    """The native_functions.yaml that ships inside the installed torchgen."""
+    return Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+
+
 @functools.cache
 def installed_op_traits() -> Mapping[str, OpTraits]:
-    """Traits of every op in the installed torchgen's native_functions.yaml (about 0.1 s).
-    Ops missing there (a header from another release) get the defaults."""
-    path = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    """Traits of every op in the installed torchgen's native_functions.yaml. Ops missing there
+    (a header from another release) get the defaults.
+
+    The file is machine-written with one entry per `- func:` line and the two keys we need at
+    two-space indent, so a line scan reads it in ~10 ms where a YAML load takes ~200 ms; the
+    test suite checks the scan against a full YAML parse of the same file."""
+    traits: dict[str, OpTraits] = {}
+    op_name: str | None = None
+    device_check = device_guard = True
+
+    def finish() -> None:
+        if op_name is not None:
+            traits[op_name] = OpTraits(device_check=device_check, device_guard=device_guard)
+
+    with native_functions_yaml().open(encoding="utf-8") as stream:
+        for line in stream:
+            if line.startswith("- func:"):
+                finish()
+                op_name = line[len("- func:") :].strip().split("(", 1)[0]
+                device_check = device_guard = True
+            elif line.startswith("  device_check:"):
+                device_check = line.split(":", 1)[1].split("#", 1)[0].strip() != "NoCheck"
+            elif line.startswith("  device_guard:"):
+                device_guard = line.split(":", 1)[1].split("#", 1)[0].strip() != "False"
+    finish()
+    for op_name in CROSS_DEVICE_OPS & traits.keys():
+        traits[op_name] = OpTraits(device_check=False, device_guard=traits[op_name].device_guard)
+    return traits
+
+
+def installed_op_traits_from_yaml() -> Mapping[str, OpTraits]:
+    """The same table through a full YAML parse: the reference the line scan is tested against."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with path.open() as stream:
+    with native_functions_yaml().open(encoding="utf-8") as stream:
         entries = yaml.load(stream, Loader=loader)
-    traits = {}
-    for entry in entries:
-        op_name = entry["func"].split("(", 1)[0]
-        traits[op_name] = OpTraits(
-            device_check=entry.get("device_check", "ExactSame") != "NoCheck",
+    return {
+        entry["func"].split("(", 1)[0]: OpTraits(
+            device_check=entry.get("device_check", "ExactSame") != "NoCheck"
+            and entry["func"].split("(", 1)[0] not in CROSS_DEVICE_OPS,
             device_guard=bool(entry.get("device_guard", True)),
         )
-    return traits
+        for entry in entries
+    }
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,109 @@
+"""The declarations model, on the real headers of three torch releases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import shared_header
+
+from scaffold_backend.errors import DeclarationsError, ScaffoldError
+from scaffold_backend.model import parse_declarations
+from scaffold_backend.signatures import (
+    _torchgen_flags,
+    installed_op_traits,
+    installed_op_traits_from_yaml,
+    render_dispatcher_declaration,
+    rendering_flags,
+)
+
+HEADERS = {
+    "2.13.0": None,  # the installed torch's
+    "2.12.0": "2.12.0",
+    "2.9.0": "2.9.0",
+}
+
+
+def header_path(version: str, installed_header: Path) -> Path:
+    return installed_header if HEADERS[version] is None else shared_header(version)
+
+
+@pytest.mark.parametrize(
+    ("version", "entries", "required"),
+    [("2.13.0", 3101, 858), ("2.12.0", 3216, 858), ("2.9.0", 3171, 842)],
+)
+def test_real_headers_round_trip(version: str, entries: int, required: int, installed_header: Path) -> None:
+    text = header_path(version, installed_header).read_text()
+    declarations = parse_declarations(text, display_path="RegistrationDeclarations.h")
+    assert len(declarations) == entries
+    assert sum(d.required for d in declarations) == required
+    entry_lines = [line for line in text.splitlines() if "; // {" in line]
+    assert [str(d) for d in declarations] == entry_lines
+    lines = text.splitlines()
+    for declaration in declarations:
+        assert lines[declaration.location.line - 1] == str(declaration)
+
+
+@pytest.mark.parametrize("version", ["2.13.0", "2.12.0", "2.9.0"])
+def test_torchgen_reproduces_every_declaration(version: str, installed_header: Path) -> None:
+    """The header's C++ declaration is the reference: rendering the parsed schema with torchgen's
+    dispatcher API, under the flags it selects, gives back exactly the header's text."""
+    declarations = parse_declarations(header_path(version, installed_header).read_text(), display_path="h")
+    checked = 0
+    for declaration in declarations:
+        if declaration.schema is None:
+            continue
+        flags = rendering_flags(declaration)
+        assert flags is not None, declaration.op_name
+        with _torchgen_flags(flags):
+            assert render_dispatcher_declaration(declaration.schema) == declaration.cpp_declaration
+        checked += 1
+    assert checked > 3000
+
+
+def test_old_headers_keep_entries_the_installed_torchgen_cannot_parse() -> None:
+    """torch 2.13 dropped named tensors; the 2.12 header's Dimname overloads still list by name."""
+    declarations = parse_declarations(shared_header("2.12.0").read_text(), display_path="old.h")
+    unparsed = [d for d in declarations if d.schema is None]
+    assert len(unparsed) == 114
+    entry = declarations.get("sum.dim_DimnameList")
+    assert entry is not None and entry.schema is None
+    assert "Dimname" in (entry.schema_error or "")
+    with pytest.raises(DeclarationsError) as error:
+        entry.require_schema()
+    assert str(error.value).startswith(f"old.h:{entry.location.line}: the schema of 'sum.dim_DimnameList' cannot be parsed")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("at::Tensor abs(const at::Tensor & self);", "malformed declaration: expected '<C++ declaration>; // {\"schema\": ..., \"dispatch\": ..., \"default\": ...}'"),
+        ('at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "True"', "malformed declaration metadata: Expecting ',' delimiter (column 110)"),
+        ('at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "True"}', "malformed declaration metadata: expected the keys ['schema', 'dispatch', 'default'], found ['schema', 'dispatch']"),
+        ('at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "yes", "default": "False"}', 'malformed declaration metadata: "dispatch" must be "True" or "False", got "yes"'),
+        ('at::Tensor abs(const at::Tensor & self); // {"schema": "abs(Tensor self) -> Tensor", "dispatch": "True", "default": "False"}', "malformed declaration metadata: the schema must start with 'aten::'"),
+        ('at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs", "dispatch": "True", "default": "False"}', "malformed schema 'abs': expected 'name.overload(arguments) -> returns'"),
+    ],
+)
+def test_malformed_entries_name_file_and_line(line: str, message: str) -> None:
+    text = "// comment\n#if 1\n\n" + line + "\n"
+    with pytest.raises(DeclarationsError) as error:
+        parse_declarations(text, display_path="decls.h")
+    assert str(error.value) == f"decls.h:4: {message}"
+
+
+def test_duplicate_and_empty_headers_are_errors() -> None:
+    line = 'at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "True", "default": "True"}'
+    with pytest.raises(DeclarationsError) as error:
+        parse_declarations(f"{line}\n{line}\n", display_path="d.h")
+    assert str(error.value) == "d.h:2: operator 'abs' is declared twice (first at line 1)"
+    with pytest.raises(ScaffoldError) as error:
+        parse_declarations("// nothing here\n", display_path="d.h")
+    assert str(error.value) == "d.h: no operator declarations found: is this a RegistrationDeclarations.h?"
+
+
+def test_op_traits_line_scan_matches_a_full_yaml_parse() -> None:
+    scanned = installed_op_traits()
+    assert scanned == installed_op_traits_from_yaml()
+    assert not scanned["_copy_from"].device_check  # copies mix devices by design
+    assert scanned["mm.out"].device_check

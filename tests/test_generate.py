@@ -1,0 +1,231 @@
+"""`scaffold-backend generate`: golden output, determinism, careful writing, project settings."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import GOLDEN, TESTS, run_cli_process, tree, write
+
+DATA = TESTS / "data"
+SMALL_YAML = DATA / "small_backend.yaml"
+SUBSET_HEADER = DATA / "declarations_2.13_subset.h"
+
+
+def project(tmp_path: Path, name: str = "project") -> Path:
+    """A backend project directory holding copies of the small inputs."""
+    root = tmp_path / name
+    root.mkdir()
+    shutil.copy(SMALL_YAML, root / "backend.yaml")
+    shutil.copy(SUBSET_HEADER, root / "RegistrationDeclarations.h")
+    return root
+
+
+ARGS = ["generate", "--yaml", "backend.yaml", "--declarations", "RegistrationDeclarations.h", "--out", "generated"]
+
+
+def generate(cli_run, root: Path, *extra: str):  # type: ignore[no-untyped-def]
+    return cli_run([*ARGS, *extra], root)
+
+
+def test_golden_output(tmp_path: Path, cli_run, update_golden: bool) -> None:  # type: ignore[no-untyped-def]
+    root = project(tmp_path)
+    result = generate(cli_run, root)
+    assert result.exit_code == 0, result.output
+    produced = {**{f"generated/{k}": v for k, v in tree(root / "generated").items()},
+                **{f"kernels/{k}": v for k, v in tree(root / "kernels").items()}}
+    golden_dir = GOLDEN / "small_backend"
+    if update_golden:
+        shutil.rmtree(golden_dir, ignore_errors=True)
+        for relative, content in produced.items():
+            (golden_dir / relative).parent.mkdir(parents=True, exist_ok=True)
+            (golden_dir / relative).write_bytes(content)
+    expected = tree(golden_dir)
+    assert sorted(produced) == sorted(expected), "file set differs: run pytest --update-golden and review"
+    for relative, content in expected.items():
+        assert produced[relative].decode() == content.decode(), f"{relative} differs from its golden file"
+
+
+def test_output_is_byte_identical_across_runs_and_directories(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+    first, second = project(tmp_path, "alpha_project"), project(tmp_path, "bravo_project_renamed")
+    assert generate(cli_run, first).exit_code == 0
+    assert generate(cli_run, second).exit_code == 0
+    shutil.rmtree(first / "kernels")
+    shutil.rmtree(first / "generated")
+    assert generate(cli_run, first).exit_code == 0
+    assert tree(first / "generated") == tree(second / "generated")
+    assert tree(first / "kernels") == tree(second / "kernels")
+    text = b"".join(tree(first / "generated").values()).decode()
+    assert str(tmp_path) not in text
+    assert "alpha_project" not in text and "bravo_project" not in text
+
+
+def test_noop_regeneration_touches_nothing(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+    root = project(tmp_path)
+    assert generate(cli_run, root).exit_code == 0
+    files = [p for p in root.rglob("*") if p.is_file()]
+    past = 1_000_000_000
+    for path in files:
+        os.utime(path, (past, past))
+    result = generate(cli_run, root)
+    assert result.exit_code == 0
+    assert result.output.strip().endswith("everything up to date")
+    assert all(path.stat().st_mtime == past for path in files)
+    assert generate(cli_run, root, "--check").exit_code == 0
+
+
+def test_check_and_dry_run_write_nothing_and_report(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+    root = project(tmp_path)
+    dry = generate(cli_run, root, "--dry-run")
+    assert dry.exit_code == 0 and "   create  generated/sources.cmake" in dry.output
+    assert not (root / "generated").exists() and not (root / "kernels").exists()
+    process = run_cli_process([*ARGS, "--check"], root)
+    assert process.returncode == 1
+    assert "error: 27 file(s) are stale against RegistrationDeclarations.h and backend.yaml" in process.stderr
+    assert "Traceback" not in process.stderr
+    assert not (root / "generated").exists()
+
+    assert generate(cli_run, root).exit_code == 0
+    (root / "backend.yaml").write_text(SMALL_YAML.read_text().replace("  - abs\n", "  - abs\n  - neg\n"))
+    check = run_cli_process([*ARGS, "--check"], root)
+    assert check.returncode == 1
+    assert check.stdout.splitlines()[:3] == [
+        "   create  kernels/neg.cpp",
+        "   update  generated/PrivateUse1NativeFunctions.h",
+        "   create  generated/native/neg.h",
+    ]
+
+
+def test_adding_an_op_creates_one_stub_and_keeps_the_others(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+    root = project(tmp_path)
+    assert generate(cli_run, root).exit_code == 0
+    edited = root / "kernels" / "abs.cpp"
+    edited.write_text(edited.read_text().replace('TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::abs has', '// mine\n  TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::abs has'))
+    before_kernels = tree(root / "kernels")
+    before_generated = tree(root / "generated")
+    (root / "backend.yaml").write_text(SMALL_YAML.read_text().replace("  - abs\n", "  - abs\n  - mm\n"))
+    assert generate(cli_run, root).exit_code == 0
+    after_kernels = tree(root / "kernels")
+    assert set(after_kernels) - set(before_kernels) == {"mm.cpp"}
+    assert {name: after_kernels[name] for name in before_kernels} == before_kernels
+    changed = {name for name, content in tree(root / "generated").items() if before_generated.get(name) != content}
+    # The new group's header, the umbrella header, one shard, the build list and the manifest.
+    assert changed == {"native/mm.h", "PrivateUse1NativeFunctions.h", "RegisterPrivateUse1_1.cpp",
+                       "sources.cmake", "scaffold_manifest.json"}
+
+
+def test_hand_edited_generated_file_is_not_overwritten(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+    root = project(tmp_path)
+    assert generate(cli_run, root).exit_code == 0
+    fallback = root / "generated" / "PrivateUse1Fallback.cpp"
+    fallback.write_text(fallback.read_text() + "// my tweak\n")
+    (root / "backend.yaml").write_text(SMALL_YAML.read_text().replace("explicit: [neg.out]", "explicit: [neg.out, neg]"))
+    process = run_cli_process(ARGS, root)
+    assert process.returncode == 2
+    assert process.stderr == (
+        "error: generated/PrivateUse1Fallback.cpp: this generated file was edited by hand since the last "
+        "generation; refusing to overwrite the edits\n"
+        "  hint: move the change into a kernel file (generated files are rewritten on every run), or pass "
+        "--force to discard it\n"
+    )
+    assert fallback.read_text().endswith("// my tweak\n")
+    assert "neg.h" not in os.listdir(root / "generated" / "native")  # nothing half-written
+    assert generate(cli_run, root, "--force").exit_code == 0
+    assert "// my tweak" not in fallback.read_text()
+
+
+def test_foreign_files_are_not_overwritten(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+    root = project(tmp_path)
+    write(root / "generated" / "sources.cmake", "# my own build list\n")
+    process = run_cli_process(ARGS, root)
+    assert process.returncode == 2
+    assert process.stderr.startswith(
+        "error: generated/sources.cmake: exists and was not written by scaffold-backend; refusing to overwrite it"
+    )
+    assert sorted(os.listdir(root / "generated")) == ["sources.cmake"]
+    assert not (root / "kernels").exists()
+
+
+def test_files_no_longer_produced_are_deleted_but_stubs_are_kept(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+    root = project(tmp_path)
+    assert generate(cli_run, root).exit_code == 0
+    (root / "backend.yaml").write_text(SMALL_YAML.read_text().replace("  - tril.out\n", ""))
+    result = generate(cli_run, root)
+    assert result.exit_code == 0
+    assert "  deleted  generated/native/tril.h" in result.output
+    assert (root / "kernels" / "tril.cpp").exists()
+    assert "note: kernels/tril.cpp is excluded from the build" in result.output
+    sources = (root / "generated" / "sources.cmake").read_text()
+    assert "tril.cpp" not in sources.split("Excluded")[0]
+    assert "# Excluded: ../kernels/tril.cpp" in sources
+
+
+def test_plain_generate_uses_pyproject_settings(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+    root = project(tmp_path)
+    write(root / "pyproject.toml", '[tool.scaffold-backend]\nyaml = "backend.yaml"\nout = "gen"\nkernels = "src/kernels"\n'
+          'declarations = "RegistrationDeclarations.h"\n')
+    (root / "sub").mkdir()
+    result = cli_run(["generate"], root / "sub")
+    assert result.exit_code == 0, result.output
+    assert (root / "gen" / "sources.cmake").exists() and (root / "src" / "kernels" / "abs.cpp").exists()
+    assert "//   backend.yaml\n" in (root / "gen" / "PrivateUse1Fallback.cpp").read_text()
+
+
+def test_generate_without_settings_or_options_is_an_error(tmp_path: Path) -> None:
+    process = run_cli_process(["generate"], tmp_path)
+    assert process.returncode == 2
+    assert process.stderr.startswith("error: no --yaml and --out given, and no pyproject.toml with [tool.scaffold-backend]")
+
+
+def test_bad_inputs_exit_2_without_traceback_and_write_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "backend.yaml").write_text(SMALL_YAML.read_text().replace("  - abs\n", "  - absolutely\n"))
+    process = run_cli_process(ARGS, root)
+    assert process.returncode == 2
+    assert process.stderr == (
+        "error: backend.yaml:10: unknown operator 'absolutely' under 'supported'\n"
+        "  hint: run `scaffold-backend ops --all` to list the operators of this torch\n"
+    )
+    assert "Traceback" not in process.stderr
+    assert not (root / "generated").exists() and not (root / "kernels").exists()
+    (root / "RegistrationDeclarations.h").write_text("at::Tensor broken(\n")
+    process = run_cli_process(ARGS, root)
+    assert process.returncode == 2
+    assert process.stderr.startswith("error: RegistrationDeclarations.h:1: malformed declaration")
+    missing = run_cli_process(["generate", "--yaml", "nope.yaml", "--out", "g"], root)
+    assert missing.returncode == 2 and missing.stderr == "error: nope.yaml: backend YAML not found\n"
+
+
+def test_ops_listing(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+    root = project(tmp_path)
+    table = cli_run(["ops", "--yaml", "backend.yaml", "--declarations", "RegistrationDeclarations.h"], root)
+    assert table.exit_code == 0
+    lines = table.output.splitlines()
+    assert lines[0].split() == ["OP", "STATUS", "KERNEL", "FILE", "NOTES"]
+    rows_by_op = {line.split()[0]: line.split(None, 3)[1:] for line in lines[1:-2]}
+    assert rows_by_op["abs"] == ["native", "abs.cpp", "override of a default kernel"]
+    assert rows_by_op["view"] == ["native", "view.cpp", "symint"]
+    assert rows_by_op["neg.out"] == ["explicit-fallback", "-", "-"]
+    assert "add_.Tensor" not in rows_by_op  # composite ops only with --all
+    assert lines[-1] == (
+        "29 ops in RegistrationDeclarations.h, 15 required; 11 native, 1 autograd, 1 explicit-fallback, "
+        "7 boxed-fallback, 9 composite. Backend YAML: backend.yaml; fallback default: cpu."
+    )
+    import json
+    rows = json.loads(cli_run(["ops", "--yaml", "backend.yaml", "--declarations", "RegistrationDeclarations.h",
+                               "--json", "--status", "boxed-fallback"], root).output)
+    assert [row["op"] for row in rows] == ["_local_scalar_dense", "add.out", "bitwise_and.Tensor_out",
+                                           "empty_strided", "mm.out", "set_.source_Storage", "unique_dim"]
+    assert rows[4]["notes"] == ["never falls back"] and rows[4]["required"] is True
+
+
+def test_the_same_path_is_never_written_twice(tmp_path: Path) -> None:
+    from scaffold_backend.emit.common import OutputFile, Owner
+    from scaffold_backend.errors import OutputError
+    from scaffold_backend.writer import check_unique_paths
+
+    twice = [OutputFile(tmp_path / "a.cpp", "x", Owner.GENERATOR), OutputFile(tmp_path / "a.cpp", "y", Owner.USER)]
+    with pytest.raises(OutputError, match="two outputs would be written to the same file"):
+        check_unique_paths(twice)
