@@ -1,0 +1,14 @@
+// Kernels of aten::_copy_from for the foo backend.
+// Created by scaffold-backend from yaml/foo.yaml; this file is yours. Regeneration updates
+// the kernel signatures when PyTorch changes them and keeps every line you write.
+#include "native/_copy_from.h"
+
+#include <c10/util/Exception.h>
+
+namespace foo {
+
+at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::_copy_from has no kernel yet (implement _copy_from in kernels/_copy_from.cpp)");
+}
+
+}  // namespace foo

@@ -1,0 +1,14 @@
+// Kernels of aten::fill for the foo backend.
+// Created by scaffold-backend from yaml/foo.yaml; this file is yours. Regeneration updates
+// the kernel signatures when PyTorch changes them and keeps every line you write.
+#include "native/fill.h"
+
+#include <c10/util/Exception.h>
+
+namespace foo {
+
+at::Tensor & fill_(at::Tensor & self, const at::Scalar & value) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::fill_.Scalar has no kernel yet (implement fill_ in kernels/fill.cpp)");
+}
+
+}  // namespace foo
