@@ -13,9 +13,11 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
-from .errors import MergeConflictError, ProjectConfigError, ScaffoldError, StaleOutputError
+from .diff import backend_impact, diff_declarations
+from .diff_report import RENDERERS
+from .errors import DeclarationsError, MergeConflictError, ProjectConfigError, ScaffoldError, StaleOutputError
 from .generate import GenerateOptions, GenerateResult, load_selection, prepare, run
-from .inputs import display_path
+from .inputs import display_path, load_backend_config, load_declarations_argument
 from .merge import MergeOutcome
 from .project import ProjectSettings, find_project_settings
 from .report import ops_rows, ops_table
@@ -195,6 +197,53 @@ def generate(
             )
         return
     _print_changes(run(options), options.root, planned=False)
+
+
+@cli.command("diff")
+@click.argument("old")
+@click.argument("new")
+@yaml_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(sorted(RENDERERS)),
+    default="text",
+    show_default=True,
+    help="markdown is short enough for a PR description; json is stable for tools.",
+)
+@reports_errors
+def diff_command(old: str, new: str, yaml: Path | None, output_format: str) -> None:
+    """Compare two RegistrationDeclarations.h: what a PyTorch upgrade changes.
+
+    OLD and NEW are header files, torch installations (directories), or `installed` for the
+    current torch. With a backend YAML (--yaml, or the project's), the report also says which of
+    the backend's ops and kernel files are affected and what to do.
+    """
+    settings = _settings()
+    cwd = Path.cwd()
+    root = settings.root if settings else cwd
+    sides = []
+    for label, argument in (("OLD", old), ("NEW", new)):
+        try:
+            sides.append(load_declarations_argument(argument, cwd, root))
+        except DeclarationsError as error:
+            raise DeclarationsError(
+                f"{label} is not a readable RegistrationDeclarations.h: {error.message}",
+                location=error.location,
+                hint="diff compares two RegistrationDeclarations.h files, torch installations, "
+                "or `installed` (the current torch)",
+            ) from None
+    declarations_diff = diff_declarations(sides[0], sides[1])
+    yaml_path = cwd / yaml if yaml else settings.yaml if settings else None
+    impacts = None
+    backend = None
+    if yaml_path is not None:
+        config = load_backend_config(yaml_path, root)
+        kernels = settings.kernels if settings and settings.kernels else None
+        kernels_name = display_path(kernels, root) if kernels else "kernels"
+        impacts = backend_impact(declarations_diff, config, kernels_name)
+        backend = config.display_path
+    click.echo(RENDERERS[output_format](declarations_diff, impacts, backend), nl=False)
 
 
 def _print_changes(result: GenerateResult, root: Path, *, planned: bool) -> None:

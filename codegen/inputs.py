@@ -6,6 +6,8 @@ CLI should start in a fraction of one).
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import importlib.metadata
 import importlib.util
 import os
@@ -89,3 +91,58 @@ def load_backend_config(path: Path, root: Path) -> BackendConfig:
     shown = display_path(path, root)
     text = _read_text(path, "backend YAML", shown, BackendYamlError)
     return parse_backend_yaml(text, display_path=shown)
+
+
+INSTALLED = "installed"
+_HEADER_LOCATIONS = (
+    INSTALLED_HEADER,
+    Path("torch") / INSTALLED_HEADER,
+    Path("ATen") / "RegistrationDeclarations.h",
+    Path("RegistrationDeclarations.h"),
+)
+
+
+def _torch_version_beside(header: Path) -> str | None:
+    """The release of a torch installation that `header` belongs to, read from torch/version.py
+    as text (importing another installation's torch is not an option)."""
+    version_file = header.parent.parent.parent / "version.py"
+    try:
+        tree = ast.parse(version_file.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__version__" for target in node.targets
+        ):
+            value = node.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return value.value.split("+", 1)[0]
+    return None
+
+
+def load_declarations_argument(argument: str, cwd: Path, root: Path) -> DeclarationsFile:
+    """A declarations header named on the command line: a file, a torch installation (or any
+    directory holding the header where torch puts it), or `installed` for the current torch."""
+    if argument == INSTALLED:
+        return load_declarations(None, root)
+    path = cwd / argument
+    if path.is_dir():
+        for candidate in _HEADER_LOCATIONS:
+            header = path / candidate
+            if header.is_file():
+                path = header
+                break
+        else:
+            raise DeclarationsError(
+                "is a directory without a RegistrationDeclarations.h (looked for "
+                + ", ".join(candidate.as_posix() for candidate in _HEADER_LOCATIONS) + ")",
+                location=SourceLocation(display_path(cwd / argument, root)),
+            )
+    declarations = load_declarations(path, root)
+    version = _torch_version_beside(path)
+    if version is None:
+        return declarations
+    # Inside a torch installation: named like the installed header, where it lives is irrelevant.
+    return dataclasses.replace(
+        declarations, torch_version=version, display_path=(Path("torch") / INSTALLED_HEADER).as_posix()
+    )

@@ -100,20 +100,32 @@ class Selection:
         return self.config.fallback.default is FallbackDefault.ERROR
 
 
-def _unknown_op_error(entry: OpEntry, key: str, known: list[str]) -> BackendYamlError:
-    close = difflib.get_close_matches(entry.op_name, known, n=3, cutoff=0.75)
+def closest_op_names(op_name: str, known: list[str]) -> list[str]:
+    """Likely replacements for an op name that does not exist: overloads of the same op first
+    (a removed `sum.dim_DimnameList` -> `sum.dim_IntList`), else the closest names (typos)."""
+    base = op_name.split(".", 1)[0]
+    same_base = [name for name in known if name.split(".", 1)[0] == base]
+    if same_base:
+        return difflib.get_close_matches(op_name, same_base, n=3, cutoff=0.0)
+    return difflib.get_close_matches(op_name, known, n=3, cutoff=0.75)
+
+
+def _unknown_op_error(entry: OpEntry, key: str, declarations: DeclarationsFile) -> BackendYamlError:
+    close = closest_op_names(entry.op_name, declarations.op_names())
     hint = (
         f"did you mean {', '.join(repr(name) for name in close)}?"
         if close
         else "run `scaffold-backend ops --all` to list the operators of this torch"
     )
     return BackendYamlError(
-        f"unknown operator '{entry.op_name}' under {key}", location=entry.location, hint=hint
+        f"unknown operator '{entry.op_name}' under {key}: {declarations.description} has no "
+        "such operator",
+        location=entry.location,
+        hint=hint,
     )
 
 
 def select(config: BackendConfig, declarations: DeclarationsFile) -> Selection:
-    known = declarations.op_names()
     listed: dict[str, tuple[str, OpEntry]] = {}
 
     def resolve(entries: Iterable[OpEntry], key: str, *, exclusive: bool) -> dict[str, Declaration]:
@@ -122,7 +134,7 @@ def select(config: BackendConfig, declarations: DeclarationsFile) -> Selection:
         for entry in entries:
             declaration = declarations.get(entry.op_name)
             if declaration is None:
-                raise _unknown_op_error(entry, key, known)
+                raise _unknown_op_error(entry, key, declarations)
             if entry.op_name in found:
                 raise BackendYamlError(
                     f"'{entry.op_name}' is listed twice under {key}", location=entry.location

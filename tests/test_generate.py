@@ -185,7 +185,8 @@ def test_bad_inputs_exit_2_without_traceback_and_write_nothing(tmp_path: Path) -
     process = run_cli_process(ARGS, root)
     assert process.returncode == 2
     assert process.stderr == (
-        "error: backend.yaml:10: unknown operator 'absolutely' under 'supported'\n"
+        "error: backend.yaml:10: unknown operator 'absolutely' under 'supported': "
+        "RegistrationDeclarations.h has no such operator\n"
         "  hint: run `scaffold-backend ops --all` to list the operators of this torch\n"
     )
     assert "Traceback" not in process.stderr

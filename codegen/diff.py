@@ -1,0 +1,305 @@
+"""Comparing two RegistrationDeclarations.h files: what a PyTorch upgrade changes for a backend.
+
+Each operator present on either side is classified: added, removed, schema changed (with the
+argument-level details), C++ spelling changed while the schema stayed the same (e.g.
+`c10::optional` -> `::std::optional`: not a signature change), and dispatch/default flags
+flipped (an op becoming required or no longer required). With a backend YAML, the changes are
+mapped to the backend's own ops, kernel files and what the user has to do.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from torchgen.model import Argument, FunctionSchema
+
+from . import ident
+from .model import BackendConfig, Declaration, DeclarationsFile, FallbackDefault
+from .selection import closest_op_names
+from .signatures import kernel_binding
+
+
+class FlagChange(enum.Enum):
+    BECAME_REQUIRED = "became required"
+    NO_LONGER_REQUIRED = "no longer required"
+    OTHER = "flags changed"
+    """dispatch/default flipped without changing whether a backend must register the op."""
+
+
+@dataclass(frozen=True)
+class OpChange:
+    op_name: str
+    old: Declaration | None
+    new: Declaration | None
+    schema_changes: tuple[str, ...] = ()
+    """Human-readable details, e.g. "argument 'diagonal': int -> SymInt"."""
+    spelling_changed: bool = False
+    """Same schema, different C++ text in the header."""
+    flag_change: FlagChange | None = None
+
+    @property
+    def added(self) -> bool:
+        return self.old is None
+
+    @property
+    def removed(self) -> bool:
+        return self.new is None
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        if self.added:
+            return ("added",)
+        if self.removed:
+            return ("removed",)
+        kinds = []
+        if self.schema_changes:
+            kinds.append("schema")
+        if self.spelling_changed:
+            kinds.append("spelling")
+        if self.flag_change is not None:
+            kinds.append("flags")
+        return tuple(kinds)
+
+    @property
+    def flags_text(self) -> str:
+        assert self.old is not None and self.new is not None
+        return (
+            f"dispatch {self.old.dispatch} -> {self.new.dispatch}, "
+            f"default {self.old.default} -> {self.new.default}"
+        )
+
+
+@dataclass(frozen=True)
+class DeclarationsDiff:
+    old: DeclarationsFile
+    new: DeclarationsFile
+    changes: tuple[OpChange, ...]
+    """Every op that differs in any way, sorted by name."""
+
+    def of_kind(self, kind: str) -> list[OpChange]:
+        return [change for change in self.changes if kind in change.kinds]
+
+    def get(self, op_name: str) -> OpChange | None:
+        return next((change for change in self.changes if change.op_name == op_name), None)
+
+
+def diff_declarations(old: DeclarationsFile, new: DeclarationsFile) -> DeclarationsDiff:
+    changes = []
+    for name in sorted(set(old.op_names()) | set(new.op_names())):
+        before, after = old.get(name), new.get(name)
+        if before is None or after is None:
+            changes.append(OpChange(name, before, after))
+            continue
+        change = _compare(name, before, after)
+        if change is not None:
+            changes.append(change)
+    return DeclarationsDiff(old, new, tuple(changes))
+
+
+def _compare(name: str, old: Declaration, new: Declaration) -> OpChange | None:
+    schema_changes: tuple[str, ...] = ()
+    if old.schema_text != new.schema_text:
+        if old.schema is not None and new.schema is not None:
+            schema_changes = schema_differences(old.schema, new.schema)
+        else:
+            unreadable = old if old.schema is None else new
+            schema_changes = (
+                f"schema text changed (the installed torchgen cannot read one side: {unreadable.schema_error})",
+            )
+    spelling = not schema_changes and old.cpp_declaration != new.cpp_declaration
+    flag_change = None
+    if (old.dispatch, old.default) != (new.dispatch, new.default):
+        if new.required and not old.required:
+            flag_change = FlagChange.BECAME_REQUIRED
+        elif old.required and not new.required:
+            flag_change = FlagChange.NO_LONGER_REQUIRED
+        else:
+            flag_change = FlagChange.OTHER
+    if not schema_changes and not spelling and flag_change is None:
+        return None
+    return OpChange(name, old, new, schema_changes, spelling, flag_change)
+
+
+def _kind(schema: FunctionSchema, argument: Argument) -> str:
+    arguments = schema.arguments
+    if argument in arguments.out:
+        return "out"
+    if argument in arguments.flat_kwarg_only:
+        return "keyword-only"
+    return "positional"
+
+
+def schema_differences(old: FunctionSchema, new: FunctionSchema) -> tuple[str, ...]:
+    """Argument-level differences between two schemas of the same operator."""
+    if str(old) == str(new):
+        return ()
+    details: list[str] = []
+    old_arguments = list(old.arguments.flat_all)
+    new_arguments = list(new.arguments.flat_all)
+    old_by_name = {a.name: a for a in old_arguments}
+    new_by_name = {a.name: a for a in new_arguments}
+    removed = [a for a in old_arguments if a.name not in new_by_name]
+    added = [a for a in new_arguments if a.name not in old_by_name]
+    # A removed and an added argument at the same position with the same type is a rename.
+    for gone in list(removed):
+        position = old_arguments.index(gone)
+        candidate = new_arguments[position] if position < len(new_arguments) else None
+        if candidate in added and candidate is not None and str(candidate.type) == str(gone.type):
+            details.append(f"argument '{gone.name}' renamed to '{candidate.name}'")
+            removed.remove(gone)
+            added.remove(candidate)
+    for argument in removed:
+        details.append(f"argument '{argument.name}' ({argument.type}) removed")
+    for argument in added:
+        default = f" = {argument.default}" if argument.default is not None else ""
+        details.append(
+            f"argument '{argument.name}' ({argument.type}{default}, {_kind(new, argument)}) added"
+        )
+    for before in old_arguments:
+        after = new_by_name.get(before.name)
+        if after is None:
+            continue
+        if str(before.type) != str(after.type):
+            details.append(f"argument '{before.name}': {before.type} -> {after.type}")
+        if before.default != after.default:
+            details.append(f"argument '{before.name}': default {before.default} -> {after.default}")
+        if _kind(old, before) != _kind(new, after):
+            details.append(f"argument '{before.name}': {_kind(old, before)} -> {_kind(new, after)}")
+    kept_old = [a.name for a in old_arguments if a.name in new_by_name]
+    kept_new = [a.name for a in new_arguments if a.name in old_by_name]
+    if kept_old != kept_new:
+        details.append("arguments reordered")
+    old_returns = ", ".join(str(r) for r in old.returns)
+    new_returns = ", ".join(str(r) for r in new.returns)
+    if old_returns != new_returns:
+        details.append(f"returns: ({old_returns}) -> ({new_returns})")
+    if not details:
+        details.append(f"schema: {old} -> {new}")
+    return tuple(details)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the changes mean for one backend
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BackendImpact:
+    op_name: str
+    listed_under: str | None
+    """The YAML key naming the op, or None for an op the backend does not mention."""
+    what: str
+    action: str
+    kernel_file: str | None = None
+
+
+def likely_replacement(op_name: str, new: DeclarationsFile) -> str | None:
+    """The op in the new header most likely to replace a removed one."""
+    close = closest_op_names(op_name, new.op_names())
+    return close[0] if close else None
+
+
+def _listed_keys(config: BackendConfig) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for key, entries in (
+        ("supported", config.supported),
+        ("autograd", config.autograd),
+        ("fallback.explicit", config.fallback.explicit),
+        ("fallback.never", config.fallback.never),
+    ):
+        for entry in entries:
+            keys.setdefault(entry.op_name, key)
+    return keys
+
+
+def _kernel_declaration(declaration: Declaration, symint: bool, config: BackendConfig) -> str | None:
+    if declaration.schema is None:
+        return None
+    return kernel_binding(declaration, symint=symint, config=config).kernel_declaration()
+
+
+def backend_impact(diff: DeclarationsDiff, config: BackendConfig, kernels_dir_name: str = "kernels") -> list[BackendImpact]:
+    listed = _listed_keys(config)
+    symint = {entry.op_name for entry in config.symint}
+    falls_back = config.fallback.default is FallbackDefault.CPU
+    impacts = []
+    for change in diff.changes:
+        key = listed.get(change.op_name)
+        declaration = change.new or change.old
+        assert declaration is not None
+        is_kernel = key in ("supported", "autograd")
+        kernel_file = f"{kernels_dir_name}/{ident.stub_group(declaration.name)}.cpp" if is_kernel else None
+        if change.removed:
+            if key is None:
+                continue
+            replacement = likely_replacement(change.op_name, diff.new)
+            hint = f"; likely replacement: '{replacement}'" if replacement else ""
+            impacts.append(BackendImpact(
+                change.op_name, key, "removed from PyTorch",
+                f"remove it from '{key}' in {config.display_path}{hint}"
+                + ("; its kernel stays in the file and is reported until you delete it" if is_kernel else ""),
+                kernel_file,
+            ))
+            continue
+        if change.added:
+            assert change.new is not None
+            if change.new.required and key is None:
+                impacts.append(BackendImpact(
+                    change.op_name, None, "new op that backends must register",
+                    "runs on the CPU through the boxed fallback until you implement it"
+                    if falls_back else "raises NotImplementedError (fallback.default: error) until you implement it",
+                ))
+            continue
+        assert change.old is not None and change.new is not None
+        if is_kernel and change.schema_changes:
+            before = _kernel_declaration(change.old, change.op_name in symint, config)
+            after = _kernel_declaration(change.new, change.op_name in symint, config)
+            if before is not None and before == after:
+                impacts.append(BackendImpact(
+                    change.op_name, key, "schema changed; your kernel's signature did not",
+                    "regenerate: the generated wrapper adapts (e.g. converts SymInt to int64_t)",
+                    kernel_file,
+                ))
+            else:
+                impacts.append(BackendImpact(
+                    change.op_name, key, f"kernel signature changes: {before} -> {after}",
+                    "regenerate: the new signature is merged into your kernel file; review the body",
+                    kernel_file,
+                ))
+        elif key == "fallback.explicit" and change.schema_changes:
+            impacts.append(BackendImpact(
+                change.op_name, key, "schema changed", "regenerate: the wrapper is regenerated"
+            ))
+        if change.flag_change is FlagChange.BECAME_REQUIRED and key is None:
+            impacts.append(BackendImpact(
+                change.op_name, None, "became required (it lost its default kernel)",
+                "runs on the CPU through the boxed fallback until you implement it"
+                if falls_back else "raises NotImplementedError (fallback.default: error) until you implement it",
+            ))
+        if change.flag_change is FlagChange.NO_LONGER_REQUIRED and is_kernel:
+            impacts.append(BackendImpact(
+                change.op_name, key, "no longer required (PyTorch now has a default kernel)",
+                "your kernel still overrides the default; keep it for speed or remove it",
+                kernel_file,
+            ))
+    return impacts
+
+
+def summary_counts(diff: DeclarationsDiff) -> dict[str, int]:
+    added = diff.of_kind("added")
+    return {
+        "added": len(added),
+        "added_required": sum(1 for change in added if change.new is not None and change.new.required),
+        "removed": len(diff.of_kind("removed")),
+        "schema_changed": len(diff.of_kind("schema")),
+        "spelling_only": len(diff.of_kind("spelling")),
+        "flags_flipped": len(diff.of_kind("flags")),
+        "became_required": sum(1 for c in diff.changes if c.flag_change is FlagChange.BECAME_REQUIRED),
+        "no_longer_required": sum(1 for c in diff.changes if c.flag_change is FlagChange.NO_LONGER_REQUIRED),
+    }
+
+
+def changed_ops(changes: Sequence[OpChange]) -> list[str]:
+    return [change.op_name for change in changes]

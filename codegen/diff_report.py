@@ -1,0 +1,162 @@
+"""Rendering a DeclarationsDiff: text for terminals, markdown short enough for a PR
+description, JSON stable for tools (keys are only ever added)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .diff import BackendImpact, DeclarationsDiff, OpChange, summary_counts
+
+# Markdown lists longer than this fold into a <details> block so the PR text stays readable.
+MARKDOWN_FOLD = 12
+
+
+def _side(diff: DeclarationsDiff, old: bool) -> str:
+    return (diff.old if old else diff.new).description
+
+
+def _required(change: OpChange) -> str:
+    declaration = change.new or change.old
+    return " [required]" if declaration is not None and declaration.required else ""
+
+
+def _lines(diff: DeclarationsDiff) -> dict[str, list[tuple[str, str]]]:
+    """Section title -> (op, detail) per op, shared by the text and markdown renderings."""
+    return {
+        "Added": [(c.op_name, _required(c)) for c in diff.of_kind("added")],
+        "Removed": [(c.op_name, _required(c)) for c in diff.of_kind("removed")],
+        "Schema changed": [(c.op_name, ": " + "; ".join(c.schema_changes)) for c in diff.of_kind("schema")],
+        "Dispatch/default flags flipped": [
+            (c.op_name, f": {c.flag_change.value if c.flag_change else ''} ({c.flags_text})")
+            for c in diff.of_kind("flags")
+        ],
+        "C++ spelling only (same schema, not a signature change)": [
+            (c.op_name, "") for c in diff.of_kind("spelling")
+        ],
+    }
+
+
+def _grouped(impacts: Sequence[BackendImpact]) -> list[tuple[list[BackendImpact], str, str]]:
+    """Impacts with the same change and action, merged: one line for sixteen new ops."""
+    groups: dict[tuple[str, str], list[BackendImpact]] = {}
+    for impact in impacts:
+        groups.setdefault((impact.what, impact.action), []).append(impact)
+    return [(members, what, action) for (what, action), members in groups.items()]
+
+
+def _summary(diff: DeclarationsDiff) -> str:
+    counts = summary_counts(diff)
+    return (
+        f"{counts['added']} added ({counts['added_required']} required), {counts['removed']} removed, "
+        f"{counts['schema_changed']} schema changed, {counts['flags_flipped']} flag flips "
+        f"({counts['became_required']} became required, {counts['no_longer_required']} no longer required), "
+        f"{counts['spelling_only']} C++ spelling only"
+    )
+
+
+def render_text(diff: DeclarationsDiff, impacts: Sequence[BackendImpact] | None, backend: str | None) -> str:
+    out = [f"{_side(diff, True)} -> {_side(diff, False)}", _summary(diff)]
+    if impacts is not None:
+        out.append("")
+        out.append(f"Backend {backend}: {len(impacts)} op(s) affected" + (" (nothing to do)" if not impacts else ""))
+        for members, what, action in _grouped(impacts):
+            names = ", ".join(
+                impact.op_name + (f" [{impact.listed_under}]" if impact.listed_under else "")
+                for impact in members
+            )
+            out.append(f"  {names}: {what}")
+            out.append(f"      -> {action}")
+    for title, lines in _lines(diff).items():
+        if lines:
+            out.append("")
+            out.append(f"{title} ({len(lines)}):")
+            out.extend(f"  {op}{detail}" for op, detail in lines)
+    return "\n".join(out) + "\n"
+
+
+def _markdown_list(lines: list[tuple[str, str]]) -> list[str]:
+    if len(lines) <= MARKDOWN_FOLD:
+        return [f"- `{op}`{detail}" for op, detail in lines]
+    # Long lists fold into one paragraph: the PR description stays a screen long.
+    folded = ", ".join(f"`{op}`{detail}" for op, detail in lines)
+    return [f"<details><summary>show all {len(lines)}</summary>", "", folded, "", "</details>"]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(diff: DeclarationsDiff, impacts: Sequence[BackendImpact] | None, backend: str | None) -> str:
+    out = [
+        f"### PyTorch operator changes: `{_side(diff, True)}` → `{_side(diff, False)}`",
+        "",
+        _summary(diff) + ".",
+    ]
+    if impacts is not None:
+        out += ["", f"#### What this means for `{backend}`", ""]
+        if not impacts:
+            out.append("Nothing to do: no op the backend registers or relies on changed.")
+        else:
+            out += ["| ops | change | what to do |", "| --- | --- | --- |"]
+            for members, what, action in _grouped(impacts):
+                names = ", ".join(
+                    f"`{impact.op_name}`" + (f" (`{impact.listed_under}`)" if impact.listed_under else "")
+                    for impact in members
+                )
+                out.append(f"| {names} | {_cell(what)} | {_cell(action)} |")
+    for title, lines in _lines(diff).items():
+        if lines:
+            out += ["", f"**{title}** ({len(lines)})", "", *_markdown_list(lines)]
+    return "\n".join(out) + "\n"
+
+
+def _declaration_json(change: OpChange, old: bool) -> dict[str, Any] | None:
+    declaration = change.old if old else change.new
+    if declaration is None:
+        return None
+    return {
+        "schema": declaration.schema_text,
+        "cpp": declaration.cpp_declaration,
+        "dispatch": declaration.dispatch,
+        "default": declaration.default,
+        "required": declaration.required,
+    }
+
+
+def render_json(diff: DeclarationsDiff, impacts: Sequence[BackendImpact] | None, backend: str | None) -> str:
+    document: dict[str, Any] = {
+        "old": {"path": diff.old.display_path, "torch_version": diff.old.torch_version},
+        "new": {"path": diff.new.display_path, "torch_version": diff.new.torch_version},
+        "summary": summary_counts(diff),
+        "ops": [
+            {
+                "op": change.op_name,
+                "kinds": list(change.kinds),
+                "schema_changes": list(change.schema_changes),
+                "flag_change": change.flag_change.value if change.flag_change else None,
+                "old": _declaration_json(change, True),
+                "new": _declaration_json(change, False),
+            }
+            for change in diff.changes
+        ],
+    }
+    if impacts is not None:
+        document["backend"] = {
+            "yaml": backend,
+            "impacts": [
+                {
+                    "op": impact.op_name,
+                    "listed_under": impact.listed_under,
+                    "change": impact.what,
+                    "action": impact.action,
+                    "kernel_file": impact.kernel_file,
+                }
+                for impact in impacts
+            ],
+        }
+    return json.dumps(document, indent=2) + "\n"
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}

@@ -1,0 +1,159 @@
+"""`scaffold-backend diff` on the real headers of torch 2.9.0 and 2.12.0 against the installed 2.13.0."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import TESTS, run_cli_process, shared_header
+
+from scaffold_backend.diff import FlagChange, diff_declarations
+from scaffold_backend.inputs import load_declarations
+
+SCALED_MM_V2_FAMILY = {"_scaled_mm_v2", "_scaled_mm_v2.out", "_scaled_grouped_mm_v2"}
+
+
+@pytest.fixture(scope="module")
+def installed():  # type: ignore[no-untyped-def]
+    return load_declarations(None, Path.cwd())
+
+
+def test_2_9_to_2_13_names_exactly_the_real_changes(installed) -> None:  # type: ignore[no-untyped-def]
+    old = load_declarations(shared_header("2.9.0"), Path.cwd())
+    diff = diff_declarations(old, installed)
+    schema = {change.op_name: change.schema_changes for change in diff.of_kind("schema")}
+    assert schema == {
+        "tril": ("argument 'diagonal': int -> SymInt",),
+        "tril.out": ("argument 'diagonal': int -> SymInt",),
+        "tril_": ("argument 'diagonal': int -> SymInt",),
+        "triu": ("argument 'diagonal': int -> SymInt",),
+        "triu.out": ("argument 'diagonal': int -> SymInt",),
+        "triu_": ("argument 'diagonal': int -> SymInt",),
+        "_flash_attention_forward": (
+            "argument 'block_table' (Tensor? = None, keyword-only) added",
+            "argument 'num_splits' (int? = None, keyword-only) added",
+        ),
+        "_scaled_dot_product_attention_math_for_mps": (
+            "argument 'enable_gqa' (bool = False, keyword-only) added",
+        ),
+    }
+    added_required = {c.op_name for c in diff.of_kind("added") if c.new is not None and c.new.required}
+    assert SCALED_MM_V2_FAMILY <= added_required and len(added_required) == 16
+    flags = {c.op_name: (c.flag_change, c.flags_text) for c in diff.of_kind("flags")}
+    assert flags["ldexp.Tensor"] == (FlagChange.OTHER, "dispatch False -> True, default True -> True")
+    assert set(flags) == {"ldexp.Tensor", "ldexp.out", "ldexp_", "_grid_sampler_2d_cpu_fallback_backward"}
+    assert diff.of_kind("spelling") == []
+    assert len(diff.of_kind("removed")) == 116
+
+
+def test_2_12_to_2_13_removes_named_tensor_overloads(installed) -> None:  # type: ignore[no-untyped-def]
+    old = load_declarations(shared_header("2.12.0"), Path.cwd())
+    diff = diff_declarations(old, installed)
+    assert [c.op_name for c in diff.of_kind("added")] == ["_foreach_mm"]
+    removed = diff.of_kind("removed")
+    assert len(removed) == 116
+    assert all(c.old is not None and ("Dimname" in c.old.schema_text or "dimname" in c.op_name.lower()
+                                      or c.op_name.startswith(("align", "refine_names", "rename")))
+               for c in removed)
+    assert diff.of_kind("schema") == [] and diff.of_kind("flags") == []
+
+
+def test_cpp_spelling_is_not_a_signature_change(tmp_path: Path) -> None:
+    new = TESTS / "data" / "declarations_2.13_subset.h"
+    old_text = new.read_text().replace("::std::optional", "c10::optional").replace("at::Tensor &", "Tensor &")
+    (tmp_path / "old.h").write_text(old_text)
+    diff = diff_declarations(load_declarations(tmp_path / "old.h", tmp_path), load_declarations(new, tmp_path))
+    spelling = [c.op_name for c in diff.of_kind("spelling")]
+    assert "empty.memory_format" in spelling and "abs.out" in spelling
+    assert diff.of_kind("schema") == [] and diff.of_kind("added") == [] and diff.of_kind("removed") == []
+
+
+def test_text_markdown_and_json_with_a_backend(tmp_path: Path) -> None:
+    (tmp_path / "backend.yaml").write_text(
+        "backend: PrivateUse1\ncpp_namespace: up\ndevice: up\n"
+        "supported: [tril.out, triu.out, mm.out, ldexp.out]\nsymint: [triu.out]\n"
+    )
+    args = ["diff", str(shared_header("2.9.0")), "installed", "--yaml", "backend.yaml"]
+    text = run_cli_process(args, tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert (
+        "  triu.out [supported]: kernel signature changes: at::Tensor & triu_out_symint(const at::Tensor & self, "
+        "int64_t diagonal, at::Tensor & out) -> at::Tensor & triu_out_symint(const at::Tensor & self, c10::SymInt "
+        "diagonal, at::Tensor & out)\n"
+        "      -> regenerate: the new signature is merged into your kernel file; review the body\n" in text.stdout
+    )
+    assert "  tril.out [supported]: schema changed; your kernel's signature did not\n" in text.stdout
+    markdown = run_cli_process([*args, "--format", "markdown"], tmp_path)
+    assert markdown.returncode == 0
+    lines = markdown.stdout.splitlines()
+    assert lines[0].startswith("### PyTorch operator changes: ")
+    # Short enough to paste into a PR description: long lists fold into <details> paragraphs.
+    assert len(lines) < 60 and len(markdown.stdout) < 8000
+    assert "| `_flash_attention_forward.quantized`, `_flash_attention_forward_no_dropout_inplace`" in markdown.stdout
+    document = json.loads(run_cli_process([*args, "--format", "json"], tmp_path).stdout)
+    assert set(document) == {"old", "new", "summary", "ops", "backend"}
+    assert document["new"]["torch_version"] == "2.13.0"
+    assert document["summary"]["added_required"] == 16
+    tril = next(op for op in document["ops"] if op["op"] == "tril.out")
+    assert tril["kinds"] == ["schema"] and tril["old"]["cpp"].endswith("int64_t diagonal, at::Tensor & out)")
+    impacts = {impact["op"]: impact for impact in document["backend"]["impacts"]}
+    assert impacts["triu.out"]["kernel_file"] == "kernels/triu.cpp"
+    assert "_scaled_mm_v2" in impacts and impacts["_scaled_mm_v2"]["listed_under"] is None
+
+
+def test_removed_op_in_the_yaml_names_its_likely_replacement(tmp_path: Path) -> None:
+    (tmp_path / "backend.yaml").write_text("backend: PrivateUse1\ncpp_namespace: up\nsupported: [sum.dim_DimnameList]\n")
+    result = run_cli_process(["diff", str(shared_header("2.12.0")), "installed", "--yaml", "backend.yaml"], tmp_path)
+    assert (
+        "  sum.dim_DimnameList [supported]: removed from PyTorch\n"
+        "      -> remove it from 'supported' in backend.yaml; likely replacement: 'sum.dim_IntList'; its kernel "
+        "stays in the file and is reported until you delete it\n" in result.stdout
+    )
+    generate = run_cli_process(["generate", "--yaml", "backend.yaml", "--out", "generated"], tmp_path)
+    assert generate.returncode == 2
+    assert generate.stderr == (
+        "error: backend.yaml:3: unknown operator 'sum.dim_DimnameList' under 'supported': "
+        "torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0) has no such operator\n"
+        "  hint: did you mean 'sum.dim_IntList', 'sum.IntList_out', 'sum.out'?\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("setup", "argument", "message"),
+    [
+        (lambda d: (d / "backend.yaml").write_text("backend: PrivateUse1\n"), "backend.yaml",
+         "error: backend.yaml:1: OLD is not a readable RegistrationDeclarations.h: malformed declaration: "
+         "expected '<C++ declaration>; // {\"schema\": ..., \"dispatch\": ..., \"default\": ...}'"),
+        (lambda d: None, "missing.h", "error: missing.h: OLD is not a readable RegistrationDeclarations.h: declarations file not found"),
+        (lambda d: (d / "empty").mkdir(), "empty",
+         "error: empty: OLD is not a readable RegistrationDeclarations.h: is a directory without a "
+         "RegistrationDeclarations.h (looked for include/ATen/RegistrationDeclarations.h, "
+         "torch/include/ATen/RegistrationDeclarations.h, ATen/RegistrationDeclarations.h, RegistrationDeclarations.h)"),
+        (lambda d: (d / "blob.bin").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe"), "blob.bin",
+         "error: blob.bin: OLD is not a readable RegistrationDeclarations.h: declarations file is not UTF-8 text"),
+        (lambda d: (d / "notes.h").write_text("// just a comment\n"), "notes.h",
+         "error: notes.h: OLD is not a readable RegistrationDeclarations.h: no operator declarations found: is this a RegistrationDeclarations.h?"),
+    ],
+)
+def test_inputs_that_are_not_declarations_files(tmp_path: Path, setup, argument: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    setup(tmp_path)
+    result = run_cli_process(["diff", argument, "installed"], tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == message
+    assert result.stderr.splitlines()[1] == (
+        "  hint: diff compares two RegistrationDeclarations.h files, torch installations, or `installed` (the current torch)"
+    )
+    assert "Traceback" not in result.stderr
+
+
+def test_a_torch_installation_directory_is_accepted(tmp_path: Path) -> None:
+    fake_torch = tmp_path / "site-packages" / "torch"
+    (fake_torch / "include" / "ATen").mkdir(parents=True)
+    shutil.copy(shared_header("2.12.0"), fake_torch / "include" / "ATen" / "RegistrationDeclarations.h")
+    (fake_torch / "version.py").write_text("__version__ = '2.12.0+cpu'\ngit_version = 'x'\n")
+    result = run_cli_process(["diff", str(fake_torch), "installed", "--format", "json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["old"] == {"path": "torch/include/ATen/RegistrationDeclarations.h", "torch_version": "2.12.0"}
