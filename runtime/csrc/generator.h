@@ -1,0 +1,76 @@
+// Per-device random number generators.
+//
+// A DeviceGenerator is a GeneratorImpl with device PrivateUse1:i wrapping an
+// ATen CPU generator (mt19937). Random kernels run ATen's CPU kernels on
+// host views and hand them that inner CPU generator, so a given seed gives
+// this device the same random stream the CPU would produce -- reproducible
+// under torch.<backend>.manual_seed, and state is save/restorable.
+//
+// Kernel pattern:
+//   at::Tensor normal_(at::Tensor& self, double mean, double std,
+//                      std::optional<at::Generator> gen) {
+//     host_view(self).normal_(mean, std, cpu_generator(gen, self.device().index()));
+//     return self;
+//   }
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <ATen/core/Generator.h>
+#include <c10/core/GeneratorImpl.h>
+
+namespace scaffold::runtime {
+
+class DeviceGenerator final : public c10::GeneratorImpl {
+ public:
+  explicit DeviceGenerator(
+      c10::DeviceIndex device,
+      uint64_t seed = c10::default_rng_seed_val);
+
+  // Lets at::check_generator<DeviceGenerator>(gen) validate generators.
+  static c10::DeviceType device_type() {
+    return c10::DeviceType::PrivateUse1;
+  }
+
+  void set_current_seed(uint64_t seed) override;
+  uint64_t current_seed() const override;
+  uint64_t seed() override; // reseeds non-deterministically, returns the seed
+  void set_offset(uint64_t offset) override; // unsupported (as on CPU)
+  uint64_t get_offset() const override;
+  void set_state(const c10::TensorImpl& new_state) override;
+  c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
+
+  // The wrapped CPU generator; pass it to ATen CPU random kernels.
+  const at::Generator& cpu_generator() const {
+    return cpu_;
+  }
+
+ private:
+  DeviceGenerator(c10::DeviceIndex device, at::Generator cpu);
+  DeviceGenerator* clone_impl() const override;
+
+  at::Generator cpu_;
+};
+
+// The default generator of `device` (-1: current device), created on first
+// use (thread-safe) and seeded with a non-deterministic seed like the CPU
+// default generator. This is what torch.<backend>.manual_seed reseeds.
+at::Generator& default_generator(c10::DeviceIndex device = -1);
+
+// A fresh generator for `device` (-1: current), for torch.Generator(device).
+at::Generator make_device_generator(c10::DeviceIndex device = -1);
+
+// For kernels: the CPU generator inside `generator` if given (it must be a
+// generator of this backend), else inside the default generator of `device`.
+at::Generator cpu_generator(
+    const std::optional<at::Generator>& generator,
+    c10::DeviceIndex device);
+
+// Generator state as raw bytes, for the Python module's get/set_rng_state
+// (keeps tensor construction out of python_module.cpp).
+std::vector<uint8_t> get_rng_state_bytes(c10::DeviceIndex device);
+void set_rng_state_bytes(c10::DeviceIndex device, const uint8_t* data, size_t size);
+
+} // namespace scaffold::runtime

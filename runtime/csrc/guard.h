@@ -1,0 +1,49 @@
+// c10's device guard interface for PrivateUse1: how generic PyTorch code
+// (c10::DeviceGuard, torch.Stream, torch.Event, torch.<backend>.device(...))
+// switches devices and streams on this backend. Pure forwarding to device.h
+// and stream.h; registered in registration.cpp.
+#pragma once
+
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+namespace scaffold::runtime {
+
+struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
+  static constexpr c10::DeviceType static_type = c10::DeviceType::PrivateUse1;
+
+  c10::DeviceType type() const override;
+  c10::Device exchangeDevice(c10::Device device) const override;
+  c10::Device getDevice() const override;
+  void setDevice(c10::Device device) const override;
+  void uncheckedSetDevice(c10::Device device) const noexcept override;
+  c10::DeviceIndex deviceCount() const noexcept override;
+
+  c10::Stream getStream(c10::Device device) const override;
+  c10::Stream getDefaultStream(c10::Device device) const override;
+  c10::Stream getStreamFromGlobalPool(c10::Device device, bool isHighPriority = false)
+      const override;
+  c10::Stream getNewStream(c10::Device device, int priority = 0) const override;
+  c10::Stream exchangeStream(c10::Stream stream) const override;
+  bool queryStream(const c10::Stream& stream) const override;
+  void synchronizeStream(const c10::Stream& stream) const override;
+  void synchronizeDevice(c10::DeviceIndex device_index) const override;
+
+  void record(
+      void** event,
+      const c10::Stream& stream,
+      c10::DeviceIndex device_index,
+      c10::EventFlag flag) const override;
+  void block(void* event, const c10::Stream& stream) const override;
+  bool queryEvent(void* event) const override;
+  void synchronizeEvent(void* event) const override;
+  void destroyEvent(void* event, c10::DeviceIndex device_index) const noexcept override;
+  double elapsedTime(void* event1, void* event2, c10::DeviceIndex device_index)
+      const override;
+
+  // Memory is never recycled while "in use on a stream": all work has
+  // finished by the time a tensor can be freed.
+  void recordDataPtrOnStream(const c10::DataPtr& data_ptr, const c10::Stream& stream)
+      const override {}
+};
+
+} // namespace scaffold::runtime

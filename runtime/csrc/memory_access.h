@@ -1,0 +1,52 @@
+// The sanctioned way for kernels to touch device memory.
+//
+// Device pointers (tensor.data_ptr() on this device) are deliberately not
+// dereferenceable: see allocator.h. Kernels translate them here and then
+// work on ordinary host memory -- typically by running an ATen CPU kernel on
+// host_view(tensor).
+//
+//   at::Tensor out = host_view(self);          // CPU tensor, same memory
+//   at::add_out(out, host_view(a), host_view(b));
+//
+// host_view is cheap (no copy, no syscall, no dispatcher call): it builds a
+// CPU TensorImpl over the translated storage base with the device tensor's
+// sizes, strides and storage offset.
+#pragma once
+
+#include <cstddef>
+
+#include <ATen/core/Tensor.h>
+
+namespace scaffold::runtime {
+
+// Host-view address of `device_ptr`, which may point anywhere inside a
+// device allocation. Throws a clear error for a pointer that is not device
+// memory of this runtime (null included).
+void* host_address(const void* device_ptr);
+
+// True when `ptr` lies in this runtime's device address range.
+bool is_device_pointer(const void* ptr) noexcept;
+
+// A CPU tensor aliasing `device_tensor`'s memory through the host view:
+// same sizes, strides, storage offset and dtype; writes through it are
+// writes to the device tensor. The view keeps the device storage alive.
+// Checks: defined, strided, on this device, and (for non-empty storages)
+// backed by this runtime's memory.
+at::Tensor host_view(const at::Tensor& device_tensor);
+
+// Like host_view, but for an optional/undefined tensor: returns an undefined
+// tensor when `device_tensor` is undefined.
+at::Tensor host_view_or_undefined(const at::Tensor& device_tensor);
+
+enum class CopyKind {
+  HostToDevice,
+  DeviceToHost,
+  DeviceToDevice,
+};
+
+// Copies `nbytes` between host memory and device memory (device pointers
+// are translated; host pointers used as is). Overlapping device ranges are
+// handled (memmove).
+void copy_bytes(void* dst, const void* src, size_t nbytes, CopyKind kind);
+
+} // namespace scaffold::runtime

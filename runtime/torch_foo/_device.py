@@ -1,0 +1,241 @@
+"""Wire a compiled backend runtime into PyTorch (device-name agnostic).
+
+``install(device_name, package_name)`` does, in order:
+
+1. refuse to proceed if PrivateUse1 already belongs to another backend
+   (PyTorch supports one PrivateUse1 backend per process) -- *before* the
+   compiled module is loaded, so the other backend's registrations stay
+   intact;
+2. import ``<package_name>._C``, which loads the runtime's registrations and
+   the backend's kernels (they live in the same shared object);
+3. rename PrivateUse1 to ``device_name``;
+4. register ``torch.<device_name>`` (device count, seeding, memory stats,
+   ...);
+5. generate ``Tensor.<device_name>()``, ``Tensor.is_<device_name>``,
+   ``Module.<device_name>()`` and the storage methods.
+
+Every step is idempotent: installing twice is a no-op.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import types
+from typing import Any
+
+import torch
+
+_DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
+_lock = threading.Lock()
+_installed: dict[str, types.ModuleType] = {}
+
+
+def check_privateuse1_available(device_name: str, package_name: str) -> None:
+    """Raise RuntimeError if PrivateUse1 is already taken by another backend."""
+    current = torch._C._get_privateuse1_backend_name()
+    if current not in (_DEFAULT_PRIVATEUSE1_NAME, device_name):
+        raise RuntimeError(
+            f"Cannot load backend '{device_name}' (package {package_name}): "
+            f"PrivateUse1 is already used by backend '{current}'. PyTorch "
+            "supports only one PrivateUse1 backend per process. Uninstall one "
+            f"of '{current}' and '{device_name}', or set "
+            "TORCH_DEVICE_BACKEND_AUTOLOAD=0 and import the one you want."
+        )
+
+
+def install(device_name: str, package_name: str) -> types.ModuleType:
+    """Install the backend and return its compiled ``_C`` module."""
+    with _lock:
+        if device_name in _installed:
+            return _installed[device_name]
+        check_privateuse1_available(device_name, package_name)
+        try:
+            c_module = importlib.import_module(f"{package_name}._C")
+        except ImportError as err:
+            # E.g. the runtime found PrivateUse1 registered by a backend that
+            # did not rename it; name both sides.
+            raise RuntimeError(
+                f"Cannot load backend '{device_name}' (package {package_name}): {err}"
+            ) from err
+        if torch._C._get_privateuse1_backend_name() == _DEFAULT_PRIVATEUSE1_NAME:
+            torch.utils.rename_privateuse1_backend(device_name)
+        _register_device_module(device_name, _make_device_module(device_name, c_module))
+        if not hasattr(torch.Tensor, device_name):
+            torch.utils.generate_methods_for_privateuse1_backend(
+                for_tensor=True, for_module=True, for_storage=True
+            )
+        _installed[device_name] = c_module
+        return c_module
+
+
+def _register_device_module(device_name: str, module: types.ModuleType) -> None:
+    existing = getattr(torch, device_name, None)
+    if existing is None:
+        torch._register_device_module(device_name, module)
+    elif getattr(existing, "_scaffold_device_module", False) is not True:
+        raise RuntimeError(
+            f"torch.{device_name} already exists ({existing!r}); cannot register "
+            f"the '{device_name}' device module"
+        )
+
+
+def _make_device_module(name: str, c: Any) -> types.ModuleType:
+    """Build the ``torch.<name>`` module around the compiled functions."""
+    mod = types.ModuleType(f"torch.{name}", f"Runtime API of the '{name}' device.")
+    mod._scaffold_device_module = True
+
+    def index(device: Any = None) -> int:
+        """Device index from None (current), an int, 'name:i' or torch.device."""
+        if device is None:
+            return c.current_device()
+        if isinstance(device, int):
+            return device
+        if isinstance(device, str):
+            device = torch.device(device)
+        if isinstance(device, torch.device):
+            if device.type != name:
+                raise ValueError(f"expected a '{name}' device, got '{device}'")
+            return c.current_device() if device.index is None else device.index
+        raise TypeError(f"expected a device index, string or torch.device, got {device!r}")
+
+    # --- devices -------------------------------------------------------------
+    def is_available() -> bool:
+        return c.device_count() > 0
+
+    def set_device(device: Any) -> None:
+        c.set_device(index(device))
+
+    def synchronize(device: Any = None) -> None:
+        c.synchronize(index(device))
+
+    class device:
+        """Context manager making ``idx`` the current device inside the block."""
+
+        def __init__(self, idx: Any):
+            self.idx = -1 if idx is None else index(idx)
+            self.prev = -1
+
+        def __enter__(self):
+            self.prev = c.current_device()
+            if self.idx != -1:
+                c.set_device(self.idx)
+            return self
+
+        def __exit__(self, *exc: Any) -> bool:
+            c.set_device(self.prev)
+            return False
+
+    # --- random numbers ------------------------------------------------------
+    def _check_seed(seed: Any) -> int:
+        seed = int(seed)
+        if not -(2**63) <= seed < 2**64:
+            raise ValueError(f"seed must be within [-2**63, 2**64), got {seed}")
+        return seed
+
+    def manual_seed(seed: Any) -> None:
+        c.manual_seed(-1, _check_seed(seed))
+
+    def manual_seed_all(seed: Any) -> None:
+        seed = _check_seed(seed)
+        for i in range(c.device_count()):
+            c.manual_seed(i, seed)
+
+    def seed() -> int:
+        return c.seed(-1)
+
+    def seed_all() -> None:
+        # Like CUDA: one random seed, applied to every device.
+        value = c.seed(-1)
+        for i in range(c.device_count()):
+            c.manual_seed(i, value)
+
+    def initial_seed() -> int:
+        return c.initial_seed(-1)
+
+    def get_rng_state(device: Any = None) -> torch.Tensor:
+        data = bytearray(c.get_rng_state(index(device)))
+        return torch.frombuffer(data, dtype=torch.uint8)
+
+    def set_rng_state(new_state: torch.Tensor, device: Any = None) -> None:
+        state = new_state.detach().to("cpu", torch.uint8).contiguous()
+        c.set_rng_state(index(device), bytes(state.tolist()))
+
+    def get_rng_state_all() -> list[torch.Tensor]:
+        return [get_rng_state(i) for i in range(c.device_count())]
+
+    def set_rng_state_all(new_states: Any) -> None:
+        for i, state in enumerate(new_states):
+            set_rng_state(state, i)
+
+    def _is_in_bad_fork() -> bool:
+        # True in a child forked after the parent used device memory: the
+        # child would share the parent's device pages, so (as with CUDA) it
+        # must not use the device. torch.manual_seed checks this.
+        return c.in_bad_fork()
+
+    # --- memory --------------------------------------------------------------
+    def memory_allocated(device: Any = None) -> int:
+        return c.memory_allocated(index(device))
+
+    def memory_reserved(device: Any = None) -> int:
+        return c.memory_reserved(index(device))
+
+    def max_memory_allocated(device: Any = None) -> int:
+        return c.max_memory_allocated(index(device))
+
+    def memory_stats(device: Any = None) -> dict[str, int]:
+        return c.memory_stats(index(device))
+
+    def reset_peak_memory_stats(device: Any = None) -> None:
+        c.reset_peak_memory_stats(index(device))
+
+    def empty_cache() -> None:
+        c.empty_cache()
+
+    def set_memory_capacity(nbytes: int, device: Any = None) -> None:
+        c.set_memory_capacity(index(device), nbytes)
+
+    def get_memory_capacity(device: Any = None) -> int:
+        return c.get_memory_capacity(index(device))
+
+    def memory_protection_enabled() -> bool:
+        return c.memory_protection_enabled()
+
+    # --- fallback statistics (ops defined by the generated code) -------------
+    def _fallback_op(op_name: str) -> Any:
+        try:
+            return getattr(getattr(torch.ops, name), op_name)
+        except (AttributeError, RuntimeError) as err:
+            raise RuntimeError(
+                f"torch.ops.{name}.{op_name} is not defined: this build of the "
+                f"'{name}' backend has no generated fallback code"
+            ) from err
+
+    def fallback_counts() -> dict[str, int]:
+        """How often each op ran through the CPU fallback, by op name."""
+        names, counts = _fallback_op("_fallback_counts")()
+        return dict(zip(names, counts))
+
+    def reset_fallback_counts() -> None:
+        _fallback_op("_reset_fallback_counts")()
+
+    def get_amp_supported_dtype() -> list[torch.dtype]:
+        return [torch.float16, torch.bfloat16]
+
+    for fn in (
+        is_available, set_device, synchronize, device,
+        manual_seed, manual_seed_all, seed, seed_all, initial_seed,
+        get_rng_state, set_rng_state, get_rng_state_all, set_rng_state_all,
+        _is_in_bad_fork,
+        memory_allocated, memory_reserved, max_memory_allocated, memory_stats,
+        reset_peak_memory_stats, empty_cache, set_memory_capacity,
+        get_memory_capacity, memory_protection_enabled,
+        fallback_counts, reset_fallback_counts, get_amp_supported_dtype,
+    ):
+        fn.__module__ = mod.__name__
+        setattr(mod, fn.__name__, fn)
+    mod.device_count = c.device_count
+    mod.current_device = c.current_device
+    mod.is_initialized = lambda: True
+    return mod
