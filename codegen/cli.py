@@ -17,6 +17,7 @@ from .diff import backend_impact, diff_declarations
 from .diff_report import RENDERERS
 from .errors import DeclarationsError, MergeConflictError, ProjectConfigError, ScaffoldError, StaleOutputError
 from .generate import GenerateOptions, GenerateResult, load_selection, prepare, run
+from .init_project import InitOptions, init_project
 from .inputs import display_path, load_backend_config, load_declarations_argument
 from .merge import MergeOutcome
 from .project import ProjectSettings, find_project_settings
@@ -115,7 +116,10 @@ def _resolve_options(
         out_dir=out_dir,
         kernels_dir=kernels_dir,
         declarations_path=declarations_path,
-        root=settings.root if settings else cwd,
+        # Inputs are named relative to the project: the pyproject.toml's directory, else the
+        # output directory's parent. Never the working directory, or running the same command
+        # from elsewhere would rewrite every file.
+        root=settings.root if settings else out_dir.resolve().parent,
         force=force,
     )
 
@@ -244,6 +248,50 @@ def diff_command(old: str, new: str, yaml: Path | None, output_format: str) -> N
         impacts = backend_impact(declarations_diff, config, kernels_name)
         backend = config.display_path
     click.echo(RENDERERS[output_format](declarations_diff, impacts, backend), nl=False)
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--dir", "directory", type=click.Path(path_type=Path, file_okay=False), default=None, help="Where to create the project (default: ./NAME).")
+@click.option("--ops", multiple=True, help="Ops to implement besides the core set (repeatable; kernel stubs are created).")
+@click.option("--from-yaml", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Start from this backend YAML (its device and namespace become NAME).")
+@click.option("--force", is_flag=True, help="Add the files to a non-empty directory; existing files are never overwritten or deleted.")
+@click.option("--dry-run", is_flag=True, help="List the files it would create; create nothing.")
+@reports_errors
+def init(
+    name: str,
+    directory: Path | None,
+    ops: tuple[str, ...],
+    from_yaml: Path | None,
+    force: bool,
+    dry_run: bool,
+) -> None:
+    """Create a new backend project NAME: device `NAME`, package `torch_NAME`.
+
+    The project builds, imports and passes its own tests before you write a line: the core
+    factory/copy/view kernels forward to the bundled device runtime and every other op runs on
+    the CPU through the generated fallback until you implement it.
+    """
+    cwd = Path.cwd()
+    target = cwd / directory if directory else cwd / name
+    result = init_project(
+        InitOptions(
+            name=name,
+            target=target,
+            ops=ops,
+            from_yaml=cwd / from_yaml if from_yaml else None,
+            force=force,
+            dry_run=dry_run,
+        )
+    )
+    shown = display_path(result.target, cwd)
+    verb = "would create" if dry_run else "created"
+    for relative in result.created:
+        click.echo(f"{verb:>12}  {shown}/{relative}")
+    for relative in result.kept:
+        click.echo(f"{'kept':>12}  {shown}/{relative} (exists; left as it is)")
+    if not dry_run:
+        click.echo(f"\nNext: cd {shown} && {result.setup_command}")
 
 
 def _print_changes(result: GenerateResult, root: Path, *, planned: bool) -> None:

@@ -146,6 +146,7 @@ class KernelBinding:
     kernel_name: str
     kernel_arguments: str
     """The kernel's parameters, without default values."""
+    kernel_argument_names: tuple[str, ...]
     qualified_kernel: str
     """How registration code calls it: `ns::kernel` or `ns::Class::kernel`."""
     wrapper_name: str
@@ -202,6 +203,7 @@ def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendCon
         native_signature = NativeSignature(schema, symint=symint)
         kernel_name = dispatcher.name(schema) + ("_symint" if symint else "")
         kernel_arguments = ", ".join(a.no_default().defn() for a in native_signature.arguments())
+        kernel_argument_names = tuple(a.name for a in native_signature.arguments())
         kernel_returns = native_signature.returns_type().cpp_type()
         wrapper_arguments = ", ".join(a.defn() for a in dispatcher_signature.arguments())
         call_arguments = ", ".join(
@@ -224,6 +226,7 @@ def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendCon
         kernel_returns=kernel_returns,
         kernel_name=kernel_name,
         kernel_arguments=kernel_arguments,
+        kernel_argument_names=kernel_argument_names,
         qualified_kernel=qualified_kernel,
         wrapper_name=wrapper_name,
         wrapper_head=f"{wrapper_returns} {wrapper_name}({wrapper_arguments})",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..render import render
 from .common import Layout, OutputFile, Owner, generated_banner
 from .context import EmitContext
+from .stubs import stub_display_path
 
 # The headers ATen's own per-operator native headers include: enough for every type that appears
 # in a kernel signature (Tensor, Scalar, Storage, TensorOptions pieces, Generator, lists).
@@ -73,7 +74,7 @@ def emit_declarations(context: EmitContext) -> list[OutputFile]:
                     "codegen/native_group.h.j2",
                     banner=banner,
                     group=group,
-                    stub=context.layout.from_out(context.layout.stub_path(group)),
+                    stub=stub_display_path(context, group),
                     includes=includes,
                     cpp_namespace=config.cpp_namespace,
                     declarations=declarations,

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::_copy_from, defined in ../runtime/kernels/_copy_from.cpp.
+// Kernels of aten::_copy_from, defined in kernels/_copy_from.cpp.
 // clang-format off
 #pragma once
 

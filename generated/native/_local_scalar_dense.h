@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::_local_scalar_dense, defined in ../runtime/kernels/_local_scalar_dense.cpp.
+// Kernels of aten::_local_scalar_dense, defined in kernels/_local_scalar_dense.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::_reshape_alias, defined in ../runtime/kernels/_reshape_alias.cpp.
+// Kernels of aten::_reshape_alias, defined in kernels/_reshape_alias.cpp.
 // clang-format off
 #pragma once
 

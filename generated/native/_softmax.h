@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::_softmax, defined in ../runtime/kernels/_softmax.cpp.
+// Kernels of aten::_softmax, defined in kernels/_softmax.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::cat, defined in ../runtime/kernels/cat.cpp.
+// Kernels of aten::cat, defined in kernels/cat.cpp.
 // clang-format off
 #pragma once
 

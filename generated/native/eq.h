@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::eq, defined in ../runtime/kernels/eq.cpp.
+// Kernels of aten::eq, defined in kernels/eq.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::gelu_backward, defined in ../runtime/kernels/gelu_backward.cpp.
+// Kernels of aten::gelu_backward, defined in kernels/gelu_backward.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::index_select, defined in ../runtime/kernels/index_select.cpp.
+// Kernels of aten::index_select, defined in kernels/index_select.cpp.
 // clang-format off
 #pragma once
 

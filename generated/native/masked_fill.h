@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::masked_fill, defined in ../runtime/kernels/masked_fill.cpp.
+// Kernels of aten::masked_fill, defined in kernels/masked_fill.cpp.
 // clang-format off
 #pragma once
 

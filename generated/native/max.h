@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::max, defined in ../runtime/kernels/max.cpp.
+// Kernels of aten::max, defined in kernels/max.cpp.
 // clang-format off
 #pragma once
 

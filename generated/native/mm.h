@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::mm, defined in ../runtime/kernels/mm.cpp.
+// Kernels of aten::mm, defined in kernels/mm.cpp.
 // clang-format off
 #pragma once
 

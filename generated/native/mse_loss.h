@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::mse_loss, defined in ../runtime/kernels/mse_loss.cpp.
+// Kernels of aten::mse_loss, defined in kernels/mse_loss.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::nll_loss_forward, defined in ../runtime/kernels/nll_loss_forward.cpp.
+// Kernels of aten::nll_loss_forward, defined in kernels/nll_loss_forward.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::relu, defined in ../runtime/kernels/relu.cpp.
+// Kernels of aten::relu, defined in kernels/relu.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::resize, defined in ../runtime/kernels/resize.cpp.
+// Kernels of aten::resize, defined in kernels/resize.cpp.
 // clang-format off
 #pragma once
 

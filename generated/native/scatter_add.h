@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::scatter_add, defined in ../runtime/kernels/scatter_add.cpp.
+// Kernels of aten::scatter_add, defined in kernels/scatter_add.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::silu, defined in ../runtime/kernels/silu.cpp.
+// Kernels of aten::silu, defined in kernels/silu.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::sin, defined in ../runtime/kernels/sin.cpp.
+// Kernels of aten::sin, defined in kernels/sin.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::sqrt, defined in ../runtime/kernels/sqrt.cpp.
+// Kernels of aten::sqrt, defined in kernels/sqrt.cpp.
 // clang-format off
 #pragma once
 

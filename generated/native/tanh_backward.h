@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::tanh_backward, defined in ../runtime/kernels/tanh_backward.cpp.
+// Kernels of aten::tanh_backward, defined in kernels/tanh_backward.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::threshold_backward, defined in ../runtime/kernels/threshold_backward.cpp.
+// Kernels of aten::threshold_backward, defined in kernels/threshold_backward.cpp.
 // clang-format off
 #pragma once
 

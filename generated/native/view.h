@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::view, defined in ../runtime/kernels/view.cpp.
+// Kernels of aten::view, defined in kernels/view.cpp.
 // clang-format off
 #pragma once
 

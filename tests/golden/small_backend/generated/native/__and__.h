@@ -2,7 +2,7 @@
 //   backend.yaml
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::__and__, defined in ../kernels/__and__.cpp.
+// Kernels of aten::__and__, defined in kernels/__and__.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   backend.yaml
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::abs, defined in ../kernels/abs.cpp.
+// Kernels of aten::abs, defined in kernels/abs.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   backend.yaml
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::cat, defined in ../kernels/cat.cpp.
+// Kernels of aten::cat, defined in kernels/cat.cpp.
 // clang-format off
 #pragma once
 

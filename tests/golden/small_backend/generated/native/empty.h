@@ -2,7 +2,7 @@
 //   backend.yaml
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::empty, defined in ../kernels/empty.cpp.
+// Kernels of aten::empty, defined in kernels/empty.cpp.
 // clang-format off
 #pragma once
 

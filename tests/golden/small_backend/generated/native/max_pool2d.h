@@ -2,7 +2,7 @@
 //   backend.yaml
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::max_pool2d, defined in ../kernels/max_pool2d.cpp.
+// Kernels of aten::max_pool2d, defined in kernels/max_pool2d.cpp.
 // clang-format off
 #pragma once
 

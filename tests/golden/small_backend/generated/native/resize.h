@@ -2,7 +2,7 @@
 //   backend.yaml
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::resize, defined in ../kernels/resize.cpp.
+// Kernels of aten::resize, defined in kernels/resize.cpp.
 // clang-format off
 #pragma once
 

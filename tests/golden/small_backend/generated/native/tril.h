@@ -2,7 +2,7 @@
 //   backend.yaml
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::tril, defined in ../kernels/tril.cpp.
+// Kernels of aten::tril, defined in kernels/tril.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   backend.yaml
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::unique_dim, defined in ../kernels/unique_dim.cpp.
+// Kernels of aten::unique_dim, defined in kernels/unique_dim.cpp.
 // clang-format off
 #pragma once
 

@@ -2,7 +2,7 @@
 //   backend.yaml
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Kernels of aten::view, defined in ../kernels/view.cpp.
+// Kernels of aten::view, defined in kernels/view.cpp.
 // clang-format off
 #pragma once
 
