@@ -1,0 +1,285 @@
+"""`scaffold-backend init`: new projects, their shape, bad input, and the reference backend."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, run_cli_process, tree
+
+from scaffold_backend.core_ops import CORE_OPS
+from scaffold_backend.init_project import (
+    REFERENCE_BACKEND_LAYOUT,
+    ProjectNames,
+    adapt_backend_yaml,
+    render_package_files,
+)
+
+
+def init(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli_process(["init", *args], tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("Foo", "error: NAME: 'Foo' cannot be a device name: it is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
+        ("2fast", "error: NAME: '2fast' cannot be a device name: it is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
+        ("my-npu", "error: NAME: 'my-npu' cannot be a device name: it is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
+        ("template", "error: NAME: 'template' cannot be a device name: it is a C++ keyword"),
+        ("import", "error: NAME: 'import' cannot be a device name: it is a Python keyword"),
+        ("cuda", "error: NAME: 'cuda' cannot be a device name: it is a device name PyTorch already uses"),
+        ("meta", "error: NAME: 'meta' cannot be a device name: it is a device name PyTorch already uses"),
+        ("xla", "error: NAME: 'xla' cannot be a device name: it is a device name PyTorch already uses"),
+        ("nn", "error: NAME: 'nn' cannot be a device name: PyTorch already uses it (torch.nn exists)"),
+        ("leaf", "error: NAME: 'leaf' cannot be a device name: PyTorch already uses it (torch.Tensor.is_leaf exists)"),
+        ("eval", "error: NAME: 'eval' cannot be a device name: PyTorch already uses it (torch.nn.modules.module.Module.eval exists)"),
+    ],
+)
+def test_invalid_names(tmp_path: Path, name: str, message: str) -> None:
+    result = init(tmp_path, name)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == message
+    assert "Traceback" not in result.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_existing_non_empty_directory_and_force(tmp_path: Path) -> None:
+    target = tmp_path / "bar"
+    target.mkdir()
+    (target / "README.md").write_text("my notes\n")
+    result = init(tmp_path, "bar")
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: {target}: exists and is not empty\n"
+        "  hint: choose another --dir, or pass --force to add the project's files to it (existing files are "
+        "never overwritten or deleted)\n"
+    )
+    assert os.listdir(target) == ["README.md"]
+    forced = init(tmp_path, "bar", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "        kept  bar/README.md (exists; left as it is)" in forced.stdout
+    assert (target / "README.md").read_text() == "my notes\n"
+    assert (target / "kernels" / "empty.cpp").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bar"]  # no staging directory left behind
+
+
+@pytest.mark.parametrize(
+    ("directory", "message"),
+    [
+        ("/proc/sys/newbackend", "error: /proc/sys/newbackend: cannot create files here: /proc/sys is not writable"),
+        ("/sys/newbackend", "error: /sys/newbackend: cannot create the project here: Operation not permitted"),
+    ],
+)
+def test_unwritable_target(tmp_path: Path, directory: str, message: str) -> None:
+    result = init(tmp_path, "bar", "--dir", directory)
+    assert result.returncode == 2
+    assert result.stderr.strip() == message
+
+
+def test_target_that_is_a_file(tmp_path: Path) -> None:
+    (tmp_path / "bar").write_text("")
+    result = init(tmp_path, "bar")
+    assert result.returncode == 2 and result.stderr.strip() == f"error: {tmp_path / 'bar'}: exists and is not a directory"
+
+
+def test_unknown_op_and_bad_from_yaml(tmp_path: Path) -> None:
+    result = init(tmp_path, "bar", "--ops", "ad.Tensor")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "error: --ops: unknown operator 'ad.Tensor': torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0) has no such operator",
+        "  hint: did you mean 'add.Tensor', 'add_.Tensor', 'div.Tensor'?",
+    ]
+    (tmp_path / "mine.yaml").write_text("backend: PrivateUse1\ncpp_namespace: mine\nsuported: [abs.out]\n")
+    result = init(tmp_path, "bar", "--from-yaml", "mine.yaml")
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == "error: mine.yaml:3: unknown key 'suported' in the backend YAML"
+    (tmp_path / "ops.yaml").write_text("backend: PrivateUse1\ncpp_namespace: mine\nsupported: [no_such_op]\n")
+    result = init(tmp_path, "bar", "--from-yaml", "ops.yaml")
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == (
+        "error: ops.yaml:3: unknown operator 'no_such_op' under 'supported': "
+        "torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0) has no such operator"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["mine.yaml", "ops.yaml"]
+
+
+def test_dry_run_creates_nothing(tmp_path: Path) -> None:
+    result = init(tmp_path, "bar", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    listed = [line.split()[-1] for line in result.stdout.splitlines()]
+    assert "bar/pyproject.toml" in listed and "bar/generated/scaffold_manifest.json" in listed
+    assert all(line.startswith("would create") for line in (l.strip() for l in result.stdout.splitlines()))
+    assert os.listdir(tmp_path) == []
+
+
+def test_new_project_shape(tmp_path: Path) -> None:
+    result = init(tmp_path, "bar", "--ops", "abs.out", "--ops", "view")
+    assert result.returncode == 0, result.stderr
+    project = tmp_path / "bar"
+    files = tree(project)
+    # The runtime is copied verbatim from this repository: one source of truth.
+    for name, content in tree(REPO / "runtime" / "csrc").items():
+        if name.endswith((".h", ".cpp")):
+            assert files[f"csrc/{name}"] == content
+    assert files["CMakeLists.txt"] == (REPO / "runtime" / "CMakeLists.txt").read_bytes()
+    assert files["torch_bar/_device.py"] == (REPO / "runtime" / "torch_foo" / "_device.py").read_bytes()
+    # The backend YAML: core ops plus --ops (view is a core op already), device and namespace.
+    config = yaml.safe_load(files["yaml/bar.yaml"])
+    assert config["device"] == "bar" and config["cpp_namespace"] == "bar"
+    assert config["supported"] == [*CORE_OPS, "abs.out"]
+    # Core kernels forward to the runtime; the extra op is a stub that raises.
+    assert b"return scaffold::runtime::empty(size, dtype, layout, device, pin_memory, memory_format);" in files["kernels/empty.cpp"]
+    assert b'TORCH_CHECK_NOT_IMPLEMENTED(false, "bar: aten::abs.out has no kernel yet' in files["kernels/abs.cpp"]
+    # Generated sources are current, and plain `scaffold-backend generate` works in the project.
+    check = run_cli_process(["generate", "--check"], project)
+    assert check.returncode == 0, check.stdout + check.stderr
+    # README's first lines are the set-up and test commands.
+    readme = files["README.md"].decode().splitlines()
+    assert readme[2] == "```bash"
+    assert readme[3].startswith("pip install torch==2.13.0 ") and "pip install --no-build-isolation ." in readme[3]
+    assert readme[4] == "python -m pytest tests -q"
+    assert {".github/workflows/bar.yml", ".github/workflows/bar-torch-upgrade.yml", "tests/test_bar.py",
+            "_torch_bar_autoload.py", "torch_bar/__init__.py", ".gitignore"} <= set(files)
+    for workflow in (".github/workflows/bar.yml", ".github/workflows/bar-torch-upgrade.yml"):
+        document = yaml.safe_load(files[workflow])
+        assert "jobs" in document
+    assert b"${{ inputs.torch_version }}" in files[".github/workflows/bar-torch-upgrade.yml"]
+    assert b"scaffold-backend generate --check" in files[".github/workflows/bar.yml"]
+    for name, content in files.items():
+        assert str(tmp_path).encode() not in content, name
+
+
+def test_from_yaml_keeps_the_users_file_but_takes_the_projects_name() -> None:
+    names = ProjectNames("bar")
+    text = "# my backend\nbackend: PrivateUse1\ncpp_namespace: foo   # trailing comment\ndevice: foo\nsupported:\n  - abs.out  # first\n  - mm.out\n"
+    adapted = adapt_backend_yaml(text, "mine.yaml", names, ["neg.out"])
+    assert adapted == (
+        "# my backend\nbackend: PrivateUse1\ncpp_namespace: bar   # trailing comment\ndevice: bar\nsupported:\n"
+        "  - abs.out  # first\n  - mm.out\n  - neg.out\n"
+    )
+    flow = adapt_backend_yaml("backend: PrivateUse1\ncpp_namespace: x\nsupported: [abs.out]\n", "m.yaml", names, ["mm.out"])
+    assert flow == "backend: PrivateUse1\ncpp_namespace: bar\ndevice: bar\nsupported: [abs.out, mm.out]\n"
+    empty = adapt_backend_yaml("backend: PrivateUse1\ncpp_namespace: x\nsupported:\n", "m.yaml", names, ["mm.out"])
+    assert yaml.safe_load(empty) == {"backend": "PrivateUse1", "cpp_namespace": "bar", "device": "bar", "supported": ["mm.out"]}
+    none = adapt_backend_yaml("backend: PrivateUse1\ncpp_namespace: x", "m.yaml", names, ["mm.out"])
+    assert yaml.safe_load(none)["supported"] == ["mm.out"]
+
+
+def test_reference_backend_is_init_plus_its_own_kernels(tmp_path: Path) -> None:
+    """`init foo --from-yaml yaml/foo.yaml` reproduces the reference backend, except the bodies of
+    the kernels its author wrote and where its kernels directory is (runtime/kernels here)."""
+    result = run_cli_process(["init", "foo", "--dir", str(tmp_path / "foo"), "--from-yaml", "yaml/foo.yaml"], REPO)
+    assert result.returncode == 0, result.stderr
+    project = tree(tmp_path / "foo")
+    reference_generated = {
+        name: content.replace(b"../runtime/kernels/", b"../kernels/")
+        for name, content in tree(REPO / "generated").items()
+    }
+    generated = {name[len("generated/"):]: c for name, c in project.items() if name.startswith("generated/")}
+    # sources.cmake lists the kernel paths, so its digest in the manifest differs; nothing else.
+    manifests = [json.loads(files.pop("scaffold_manifest.json")) for files in (generated, reference_generated)]
+    for manifest in manifests:
+        manifest["files"].pop("sources.cmake")
+    assert manifests[0] == manifests[1]
+    assert generated == reference_generated
+    assert project["yaml/foo.yaml"] == (REPO / "yaml" / "foo.yaml").read_bytes()
+    reference_kernels = tree(REPO / "runtime" / "kernels")
+    assert {name[len("kernels/"):] for name in project if name.startswith("kernels/")} == set(reference_kernels)
+    for name, content in project.items():
+        if name.startswith("kernels/") and b"scaffold::runtime::" in content:
+            assert reference_kernels[name[len("kernels/"):]] == content  # core kernels: identical
+    for name, content in render_package_files(ProjectNames("foo"), REFERENCE_BACKEND_LAYOUT).items():
+        assert (REPO / "runtime" / name).read_text() == content, f"runtime/{name} drifted from its template"
+
+
+# ---------------------------------------------------------------------------------------------
+# Building and running new projects (slow: each builds a C++ extension)
+# ---------------------------------------------------------------------------------------------
+
+
+def make_venv(path: Path) -> Path:
+    """A virtual environment that sees the installed torch and tools but installs its own
+    packages, so the backends built here never reach the main environment."""
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(path)
+    return path / "bin" / "python"
+
+
+def run(command: str, cwd: Path, python: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = dict(os.environ, PATH=f"{python.parent}:{os.environ['PATH']}", **env)
+    environment.pop("PYTHONPATH", None)
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=environment, capture_output=True, text=True)
+
+
+def readme_commands(project: Path) -> tuple[str, str]:
+    lines = (project / "README.md").read_text().splitlines()
+    return lines[3], lines[4]
+
+
+@pytest.mark.slow
+def test_new_project_builds_passes_its_tests_and_grows(tmp_path: Path) -> None:
+    assert init(tmp_path, "bar").returncode == 0
+    project = tmp_path / "bar"
+    python = make_venv(tmp_path / "venv")
+    setup, test = readme_commands(project)
+    built = run(setup.replace("pip install", f"{python} -m pip install"), project, python)
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    assert "tensor([2., 2., 2.], device='bar:0')" in built.stdout
+    tested = run(test.replace("python", str(python), 1), project, python)
+    assert tested.returncode == 0, tested.stdout[-6000:]
+    assert " passed" in tested.stdout and "failed" not in tested.stdout
+
+    # Add an op: a new kernel file appears; only declarations and registrations change besides.
+    before = tree(project)
+    config = project / "yaml" / "bar.yaml"
+    config.write_text(config.read_text().replace("  - zero_\n", "  - zero_\n  - abs.out\n"))
+    generated = run_cli_process(["generate"], project)
+    assert generated.returncode == 0, generated.stderr
+    after = tree(project)
+    added = set(after) - set(before)
+    changed = {name for name in before if before[name] != after.get(name)}
+    assert added == {"kernels/abs.cpp", "generated/native/abs.h"}
+    assert changed == {"yaml/bar.yaml", "generated/PrivateUse1NativeFunctions.h", "generated/sources.cmake",
+                       "generated/scaffold_manifest.json"} | {
+        name for name in changed if name.startswith("generated/RegisterPrivateUse1_")}
+    assert len([n for n in changed if n.startswith("generated/RegisterPrivateUse1_")]) == 1
+
+
+@pytest.mark.slow
+def test_two_projects_install_side_by_side(tmp_path: Path) -> None:
+    """PyTorch allows one PrivateUse1 backend per process: two installed backends must not clash
+    on disk or in the dispatcher, each must work alone, and the second to load must fail with a
+    clear message instead of crashing."""
+    python = make_venv(tmp_path / "venv")
+    for name in ("bar", "baz"):
+        assert init(tmp_path, name).returncode == 0
+        built = run(f"{python} -m pip install --no-build-isolation .", tmp_path / name, python)
+        assert built.returncode == 0, built.stderr[-4000:]
+    for name in ("bar", "baz"):
+        alone = run(f"{python} -c \"import torch, torch_{name}; print((torch.ones(2).to('{name}') * 3).cpu().tolist())\"",
+                    tmp_path, python, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+        assert alone.returncode == 0, alone.stderr
+        assert alone.stdout.strip() == "[3.0, 3.0]"
+    both = run(f"{python} -c \"import torch_bar, torch_baz\"", tmp_path, python, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    assert both.returncode == 1 and "Segmentation" not in both.stderr
+    assert both.stderr.strip().splitlines()[-1] == (
+        "torch_baz._device.PrivateUse1ConflictError: Cannot load backend 'baz' (package torch_baz): PrivateUse1 "
+        "is already used by backend 'bar'. PyTorch supports only one PrivateUse1 backend per process. Uninstall "
+        "one of 'bar' and 'baz', or set TORCH_DEVICE_BACKEND_AUTOLOAD=0 and import the one you want."
+    )
+    # With autoload on, `import torch` still works: the first backend loads, the other warns.
+    autoloaded = run(f"{python} -W always -c \"import torch; print(torch._C._get_privateuse1_backend_name())\"", tmp_path, python)
+    assert autoloaded.returncode == 0, autoloaded.stderr
+    loaded = autoloaded.stdout.strip()
+    other = {"bar": "baz", "baz": "bar"}[loaded]
+    assert f"RuntimeWarning: torch_{other} was not loaded: Cannot load backend '{other}'" in autoloaded.stderr
+    namespaces = run(f"{python} -c \"import torch, torch_{loaded}; print(hasattr(torch.ops.{loaded}, '_fallback_counts'))\"",
+                     tmp_path, python)
+    assert namespaces.stdout.strip() == "True"
