@@ -16,7 +16,9 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import shutil
+import sys
 import tempfile
+import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +41,7 @@ from .writer import write_atomically
 
 # Files copied verbatim from the repository's runtime/ (the reference backend's package root).
 RUNTIME_PACKAGE = "torch_foo"
+_AUTOLOAD = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 _COPIED_FROM_RUNTIME = {"CMakeLists.txt": "CMakeLists.txt"}
 _RUNTIME_SOURCE_SUFFIXES = (".h", ".cpp")
 
@@ -140,9 +143,7 @@ def check_device_name(name: str) -> None:
 
 
 def _torch_attribute_clash(name: str) -> str | None:
-    # Importing torch must not autoload an installed backend, which would add its own names.
-    os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
-    import torch
+    torch = _import_torch_without_backends()
 
     existing = getattr(torch, name, None)
     if existing is not None and not getattr(existing, "_scaffold_device_module", False):
@@ -158,12 +159,27 @@ def _torch_attribute_clash(name: str) -> str | None:
     return None
 
 
-def _is_generated_device_method(name: str) -> bool:
-    """True when `name` is the device name of a backend installed in this process (whose
-    generated Tensor methods are then expected, not a clash)."""
-    import torch
+def _import_torch_without_backends() -> types.ModuleType:
+    """torch, imported without autoloading installed backends (which would add their own names
+    to torch); the environment is left as it was."""
+    if "torch" in sys.modules:
+        return sys.modules["torch"]
+    previous = os.environ.get(_AUTOLOAD)
+    os.environ[_AUTOLOAD] = "0"
+    try:
+        import torch
+    finally:
+        if previous is None:
+            del os.environ[_AUTOLOAD]
+        else:
+            os.environ[_AUTOLOAD] = previous
+    return torch
 
-    return bool(torch._C._get_privateuse1_backend_name() == name)
+
+def _is_generated_device_method(name: str) -> bool:
+    """True when `name` is the device name of a backend loaded in this process (whose generated
+    Tensor methods are then expected, not a clash)."""
+    return bool(_import_torch_without_backends()._C._get_privateuse1_backend_name() == name)
 
 
 def _check_ops(ops: Sequence[str]) -> list[str]:
