@@ -230,3 +230,12 @@ def test_the_same_path_is_never_written_twice(tmp_path: Path) -> None:
     twice = [OutputFile(tmp_path / "a.cpp", "x", Owner.GENERATOR), OutputFile(tmp_path / "a.cpp", "y", Owner.USER)]
     with pytest.raises(OutputError, match="two outputs would be written to the same file"):
         check_unique_paths(twice)
+
+
+def test_reference_backend_generated_sources_are_current() -> None:
+    """generated/ is checked in; it must be exactly what the generator produces now."""
+    from conftest import REPO
+
+    process = run_cli_process(["generate", "--check"], REPO)
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert process.stdout.strip() == "66 kernel(s), everything up to date"
