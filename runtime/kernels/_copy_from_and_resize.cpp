@@ -5,10 +5,12 @@
 
 #include <c10/util/Exception.h>
 
+#include "core_ops.h"
+
 namespace foo {
 
 at::Tensor _copy_from_and_resize(const at::Tensor & self, const at::Tensor & dst) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::_copy_from_and_resize has no kernel yet (implement _copy_from_and_resize in kernels/_copy_from_and_resize.cpp)");
+  return scaffold::runtime::_copy_from_and_resize(self, dst);
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/_log_softmax_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & _log_softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::_log_softmax.out has no kernel yet (implement _log_softmax_out in kernels/_log_softmax.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("_log_softmax.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::_log_softmax_out(o.host(), call.input(self, "self"), dim, half_to_float);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/_log_softmax_backward_data_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & _log_softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::_log_softmax_backward_data.out has no kernel yet (implement _log_softmax_backward_data_out in kernels/_log_softmax_backward_data.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("_log_softmax_backward_data.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::_log_softmax_backward_data_out(o.host(), call.input(grad_output, "grad_output"), call.input(output, "output"), dim, input_dtype);
+  return o.commit();
 }
 
 }  // namespace foo

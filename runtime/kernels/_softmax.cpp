@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/_softmax_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & _softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::_softmax.out has no kernel yet (implement _softmax_out in kernels/_softmax.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("_softmax.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::_softmax_out(o.host(), call.input(self, "self"), dim, half_to_float);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/_softmax_backward_data_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & _softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & grad_input) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::_softmax_backward_data.out has no kernel yet (implement _softmax_backward_data_out in kernels/_softmax_backward_data.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("_softmax_backward_data.out", grad_input, "grad_input");
+  rt::OutputView o = call.output(grad_input, "grad_input");
+  at::cpu::_softmax_backward_data_out(o.host(), call.input(grad_output, "grad_output"), call.input(output, "output"), dim, input_dtype);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/abs_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::abs.out has no kernel yet (implement abs_out in kernels/abs.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("abs.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::abs_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/addmm_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & addmm_out(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::addmm.out has no kernel yet (implement addmm_out in kernels/addmm.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "addmm.out: expected 2-D mat1 and mat2, got ", mat1.dim(), "-D and ", mat2.dim(), "-D");
+  const rt::KernelCall call("addmm.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::addmm_out(o.host(), call.input(self, "self"), call.input(mat1, "mat1"), call.input(mat2, "mat2"), beta, alpha);
+  return o.commit();
 }
 
 }  // namespace foo

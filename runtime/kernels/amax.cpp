@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/amax_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & amax_out(const at::Tensor & self, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::amax.out has no kernel yet (implement amax_out in kernels/amax.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("amax.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::amax_out(o.host(), call.input(self, "self"), dim, keepdim);
+  return o.commit();
 }
 
 }  // namespace foo

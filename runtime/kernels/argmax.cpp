@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/argmax_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & argmax_out(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::argmax.out has no kernel yet (implement argmax_out in kernels/argmax.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("argmax.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::argmax_out(o.host(), call.input(self, "self"), dim, keepdim);
+  return o.commit();
 }
 
 }  // namespace foo

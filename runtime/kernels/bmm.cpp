@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/bmm_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::bmm.out has no kernel yet (implement bmm_out in kernels/bmm.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(self.dim() == 3 && mat2.dim() == 3, "bmm.out: expected two 3-D tensors, got ", self.dim(), "-D and ", mat2.dim(), "-D");
+  const rt::KernelCall call("bmm.out", out, "out");
+  rt::OutputView o = call.output(out, "out");
+  at::cpu::bmm_out(o.host(), call.input(self, "self"), call.input(mat2, "mat2"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/cat_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & cat_out(const at::ITensorListRef & tensors, int64_t dim, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::cat.out has no kernel yet (implement cat_out in kernels/cat.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(tensors.size() > 0, "cat.out: expected a non-empty list of tensors");
+  const rt::KernelCall call("cat.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::cat_out(o.host(), call.inputs(tensors, "tensors"), dim);
+  return o.commit();
 }
 
 }  // namespace foo

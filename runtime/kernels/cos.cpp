@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/cos_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & cos_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::cos.out has no kernel yet (implement cos_out in kernels/cos.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("cos.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::cos_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,12 @@
 
 #include <c10/util/Exception.h>
 
+#include "core_ops.h"
+
 namespace foo {
 
 at::Tensor empty(at::IntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory, ::std::optional<at::MemoryFormat> memory_format) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::empty.memory_format has no kernel yet (implement empty in kernels/empty.cpp)");
+  return scaffold::runtime::empty(size, dtype, layout, device, pin_memory, memory_format);
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/eq_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & eq_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::eq.Tensor_out has no kernel yet (implement eq_out in kernels/eq.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("eq.Tensor_out", out, "out");
+  rt::OutputView o = call.output(out, "out");
+  at::cpu::eq_out(o.host(), call.input(self, "self"), call.input(other, "other"));
+  return o.commit();
 }
 
 }  // namespace foo

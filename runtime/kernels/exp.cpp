@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/exp_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & exp_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::exp.out has no kernel yet (implement exp_out in kernels/exp.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("exp.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::exp_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/gather_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & gather_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::gather.out has no kernel yet (implement gather_out in kernels/gather.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(index.scalar_type() == at::kLong, "gather.out: expected an int64 'index' tensor, got ", index.scalar_type());
+  const rt::KernelCall call("gather.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::gather_out(o.host(), call.input(self, "self"), dim, call.input(index, "index"), sparse_grad);
+  return o.commit();
 }
 
 }  // namespace foo

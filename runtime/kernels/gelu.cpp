@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/gelu_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & gelu_out(const at::Tensor & self, c10::string_view approximate, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::gelu.out has no kernel yet (implement gelu_out in kernels/gelu.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(approximate == "none" || approximate == "tanh", "gelu.out: approximate must be 'none' or 'tanh', got '", approximate, "'");
+  const rt::KernelCall call("gelu.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::gelu_out(o.host(), call.input(self, "self"), approximate);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/gelu_backward_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & gelu_backward_out(const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate, at::Tensor & grad_input) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::gelu_backward.grad_input has no kernel yet (implement gelu_backward_out in kernels/gelu_backward.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(approximate == "none" || approximate == "tanh", "gelu_backward.grad_input: approximate must be 'none' or 'tanh', got '", approximate, "'");
+  const rt::KernelCall call("gelu_backward.grad_input", grad_input, "grad_input");
+  rt::OutputView o = call.output(grad_input, "grad_input");
+  at::cpu::gelu_backward_out(o.host(), call.input(grad_output, "grad_output"), call.input(self, "self"), approximate);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/gt_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & gt_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::gt.Scalar_out has no kernel yet (implement gt_out in kernels/gt.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("gt.Scalar_out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::gt_out(o.host(), call.input(self, "self"), other);
+  return o.commit();
 }
 
 }  // namespace foo

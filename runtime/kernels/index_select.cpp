@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/index_select_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & index_select_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::index_select.out has no kernel yet (implement index_select_out in kernels/index_select.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, "index_select.out: expected an int64 or int32 'index' tensor, got ", index.scalar_type());
+  const rt::KernelCall call("index_select.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::index_select_out(o.host(), call.input(self, "self"), dim, call.input(index, "index"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/log_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & log_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::log.out has no kernel yet (implement log_out in kernels/log.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("log.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::log_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

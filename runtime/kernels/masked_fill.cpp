@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/masked_fill_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & masked_fill_(at::Tensor & self, const at::Tensor & mask, const at::Scalar & value) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::masked_fill_.Scalar has no kernel yet (implement masked_fill_ in kernels/masked_fill.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_: expected a boolean mask, got ", mask.scalar_type());
+  const rt::KernelCall call("masked_fill_.Scalar", self, "self");
+  at::Tensor host = call.inplace(self);
+  at::cpu::masked_fill_(host, call.input(mask, "mask"), value);
+  return self;
 }
 
 }  // namespace foo

@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/max_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 ::std::tuple<at::Tensor &,at::Tensor &> max_out(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & max, at::Tensor & max_values) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::max.dim_max has no kernel yet (implement max_out in kernels/max.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("max.dim_max", max, "max");
+  rt::OutputView values = call.output(max, "max");
+  rt::OutputView indices = call.output(max_values, "max_values");
+  at::cpu::max_out(values.host(), indices.host(), call.input(self, "self"), dim, keepdim);
+  return {values.commit(), indices.commit()};
 }
 
 }  // namespace foo

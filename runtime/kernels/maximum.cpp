@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/maximum_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & maximum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::maximum.out has no kernel yet (implement maximum_out in kernels/maximum.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("maximum.out", out, "out");
+  rt::OutputView o = call.output(out, "out");
+  at::cpu::maximum_out(o.host(), call.input(self, "self"), call.input(other, "other"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/mean_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::mean.out has no kernel yet (implement mean_out in kernels/mean.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("mean.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::mean_out(o.host(), call.input(self, "self"), dim, keepdim, dtype);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/mm_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & mm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::mm.out has no kernel yet (implement mm_out in kernels/mm.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(self.dim() == 2 && mat2.dim() == 2, "mm.out: expected two 2-D tensors, got ", self.dim(), "-D and ", mat2.dim(), "-D");
+  const rt::KernelCall call("mm.out", out, "out");
+  rt::OutputView o = call.output(out, "out");
+  at::cpu::mm_out(o.host(), call.input(self, "self"), call.input(mat2, "mat2"));
+  return o.commit();
 }
 
 }  // namespace foo

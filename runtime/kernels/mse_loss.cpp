@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/mse_loss_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & mse_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::mse_loss.out has no kernel yet (implement mse_loss_out in kernels/mse_loss.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("mse_loss.out", out, "out");
+  rt::OutputView o = call.output(out, "out");
+  at::cpu::mse_loss_out(o.host(), call.input(self, "self"), call.input(target, "target"), reduction);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/mul_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::mul.out has no kernel yet (implement mul_out in kernels/mul.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("mul.out", out, "out");
+  rt::OutputView o = call.output(out, "out");
+  at::cpu::mul_out(o.host(), call.input(self, "self"), call.input(other, "other"));
+  return o.commit();
 }
 
 }  // namespace foo

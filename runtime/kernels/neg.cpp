@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/neg_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & neg_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::neg.out has no kernel yet (implement neg_out in kernels/neg.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("neg.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::neg_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/pow_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & pow_out(const at::Tensor & self, const at::Scalar & exponent, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::pow.Tensor_Scalar_out has no kernel yet (implement pow_out in kernels/pow.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("pow.Tensor_Scalar_out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::pow_out(o.host(), call.input(self, "self"), exponent);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,14 +5,29 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/clamp_min_cpu_dispatch.h>
+#include <ATen/ops/empty_like.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor relu(const at::Tensor & self) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::relu has no kernel yet (implement relu in kernels/relu.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(self.scalar_type() != at::kBool, "relu: boolean inputs are not supported");
+  const rt::KernelCall call("relu", self, "self");
+  at::Tensor result = at::empty_like(self);
+  rt::OutputView o = call.output(result, "result");
+  at::cpu::clamp_min_out(o.host(), call.input(self, "self"), 0);
+  return o.commit();
 }
 
 at::Tensor & relu_(at::Tensor & self) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::relu_ has no kernel yet (implement relu_ in kernels/relu.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(self.scalar_type() != at::kBool, "relu_: boolean inputs are not supported");
+  const rt::KernelCall call("relu_", self, "self");
+  at::Tensor host = call.inplace(self);
+  at::cpu::clamp_min_(host, 0);
+  return self;
 }
 
 }  // namespace foo

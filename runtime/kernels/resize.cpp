@@ -5,10 +5,12 @@
 
 #include <c10/util/Exception.h>
 
+#include "core_ops.h"
+
 namespace foo {
 
 const at::Tensor & resize_(const at::Tensor & self, at::IntArrayRef size, ::std::optional<at::MemoryFormat> memory_format) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::resize_ has no kernel yet (implement resize_ in kernels/resize.cpp)");
+  return scaffold::runtime::resize_(self, size, memory_format);
 }
 
 }  // namespace foo

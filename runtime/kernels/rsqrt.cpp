@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/rsqrt_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & rsqrt_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::rsqrt.out has no kernel yet (implement rsqrt_out in kernels/rsqrt.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("rsqrt.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::rsqrt_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

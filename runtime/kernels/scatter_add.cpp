@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/scatter_add_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & scatter_add_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::scatter_add.out has no kernel yet (implement scatter_add_out in kernels/scatter_add.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(index.scalar_type() == at::kLong, "scatter_add.out: expected an int64 'index' tensor, got ", index.scalar_type());
+  const rt::KernelCall call("scatter_add.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::scatter_add_out(o.host(), call.input(self, "self"), dim, call.input(index, "index"), call.input(src, "src"));
+  return o.commit();
 }
 
 }  // namespace foo

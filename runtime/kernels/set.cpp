@@ -5,22 +5,24 @@
 
 #include <c10/util/Exception.h>
 
+#include "core_ops.h"
+
 namespace foo {
 
 at::Tensor & set_(at::Tensor & self) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::set_ has no kernel yet (implement set_ in kernels/set.cpp)");
+  return scaffold::runtime::set_(self);
 }
 
 at::Tensor & set_(at::Tensor & self, at::Storage source) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::set_.source_Storage has no kernel yet (implement set_ in kernels/set.cpp)");
+  return scaffold::runtime::set_(self, source);
 }
 
 at::Tensor & set_(at::Tensor & self, at::Storage source, int64_t storage_offset, at::IntArrayRef size, at::IntArrayRef stride) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::set_.source_Storage_storage_offset has no kernel yet (implement set_ in kernels/set.cpp)");
+  return scaffold::runtime::set_(self, source, storage_offset, size, stride);
 }
 
 at::Tensor & set_(at::Tensor & self, const at::Tensor & source) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::set_.source_Tensor has no kernel yet (implement set_ in kernels/set.cpp)");
+  return scaffold::runtime::set_(self, source);
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/sigmoid_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & sigmoid_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::sigmoid.out has no kernel yet (implement sigmoid_out in kernels/sigmoid.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("sigmoid.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::sigmoid_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

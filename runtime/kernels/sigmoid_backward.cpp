@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/sigmoid_backward_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & sigmoid_backward_out(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::sigmoid_backward.grad_input has no kernel yet (implement sigmoid_backward_out in kernels/sigmoid_backward.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("sigmoid_backward.grad_input", grad_input, "grad_input");
+  rt::OutputView o = call.output(grad_input, "grad_input");
+  at::cpu::sigmoid_backward_out(o.host(), call.input(grad_output, "grad_output"), call.input(output, "output"));
+  return o.commit();
 }
 
 }  // namespace foo

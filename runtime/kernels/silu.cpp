@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/silu_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & silu_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::silu.out has no kernel yet (implement silu_out in kernels/silu.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("silu.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::silu_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/sin_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & sin_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::sin.out has no kernel yet (implement sin_out in kernels/sin.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("sin.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::sin_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/sqrt_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & sqrt_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::sqrt.out has no kernel yet (implement sqrt_out in kernels/sqrt.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("sqrt.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::sqrt_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/sub_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & sub_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::sub.out has no kernel yet (implement sub_out in kernels/sub.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("sub.out", out, "out");
+  rt::OutputView o = call.output(out, "out");
+  at::cpu::sub_out(o.host(), call.input(self, "self"), call.input(other, "other"), alpha);
+  return o.commit();
 }
 
 }  // namespace foo

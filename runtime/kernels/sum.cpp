@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/sum_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & sum_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::sum.IntList_out has no kernel yet (implement sum_out in kernels/sum.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("sum.IntList_out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::sum_out(o.host(), call.input(self, "self"), dim, keepdim, dtype);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/tanh_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & tanh_out(const at::Tensor & self, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::tanh.out has no kernel yet (implement tanh_out in kernels/tanh.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("tanh.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::tanh_out(o.host(), call.input(self, "self"));
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/tanh_backward_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & tanh_backward_out(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::tanh_backward.grad_input has no kernel yet (implement tanh_backward_out in kernels/tanh_backward.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("tanh_backward.grad_input", grad_input, "grad_input");
+  rt::OutputView o = call.output(grad_input, "grad_input");
+  at::cpu::tanh_backward_out(o.host(), call.input(grad_output, "grad_output"), call.input(output, "output"));
+  return o.commit();
 }
 
 }  // namespace foo

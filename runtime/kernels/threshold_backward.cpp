@@ -5,10 +5,17 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/threshold_backward_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & threshold_backward_out(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & threshold, at::Tensor & grad_input) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::threshold_backward.grad_input has no kernel yet (implement threshold_backward_out in kernels/threshold_backward.cpp)");
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("threshold_backward.grad_input", grad_input, "grad_input");
+  rt::OutputView o = call.output(grad_input, "grad_input");
+  at::cpu::threshold_backward_out(o.host(), call.input(grad_output, "grad_output"), call.input(self, "self"), threshold);
+  return o.commit();
 }
 
 }  // namespace foo

@@ -5,10 +5,19 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/uniform_cpu_dispatch.h>
+#include "generator.h"
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & uniform_(at::Tensor & self, double from, double to, ::std::optional<at::Generator> generator) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::uniform_ has no kernel yet (implement uniform_ in kernels/uniform.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  const rt::KernelCall call("uniform_", self, "self");
+  at::Tensor host = call.inplace(self);
+  at::cpu::uniform_(host, from, to, rt::cpu_generator(generator, self.device().index()));
+  return self;
 }
 
 }  // namespace foo

@@ -5,10 +5,18 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/where_cpu_dispatch.h>
+#include "kernel_support.h"
+
 namespace foo {
 
 at::Tensor & where_out(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "foo: aten::where.self_out has no kernel yet (implement where_out in kernels/where.cpp)");
+  namespace rt = scaffold::runtime;
+  TORCH_CHECK(condition.scalar_type() == at::kBool || condition.scalar_type() == at::kByte, "where.self_out: expected a boolean condition, got ", condition.scalar_type());
+  const rt::KernelCall call("where.self_out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::where_out(o.host(), call.input(condition, "condition"), call.input(self, "self"), call.input(other, "other"));
+  return o.commit();
 }
 
 }  // namespace foo
