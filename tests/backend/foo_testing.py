@@ -1,0 +1,192 @@
+"""Helpers for comparing the foo backend with the CPU: the same function runs on CPU inputs and on
+the same values on foo -- in several memory layouts -- and the results must agree."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import torch
+
+DEVICE = "foo"
+
+
+def fallback_counts() -> dict[str, int]:
+    return dict(torch.foo.fallback_counts())
+
+
+@contextlib.contextmanager
+def no_fallback() -> Iterator[None]:
+    """Asserts that nothing inside the block ran through the CPU fallback: a native op must run
+    on its own kernel, not silently on the CPU."""
+    before = fallback_counts()
+    yield
+    after = fallback_counts()
+    fell_back = {op: n - before.get(op, 0) for op, n in after.items() if n != before.get(op, 0)}
+    assert not fell_back, f"expected native kernels only, but these ran through the CPU fallback: {fell_back}"
+
+
+class Fixed:
+    """An argument moved to the device as is, whatever the layout under test (index tensors)."""
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+
+
+def _fresh(x: torch.Tensor, device: str) -> torch.Tensor:
+    # .to("cpu") of a CPU tensor is the tensor itself; in-place ops need a copy.
+    return x.clone() if device == "cpu" else x.to(device)
+
+
+def _transposed(x: torch.Tensor, device: str) -> torch.Tensor:
+    if x.dim() < 2:
+        return _fresh(x, device)
+    return x.transpose(0, -1).contiguous().to(device).transpose(0, -1)
+
+
+def _sliced(x: torch.Tensor, device: str) -> torch.Tensor:
+    # Every other element of a twice-as-large last dimension: stride 2, not dense.
+    return torch.stack([x, torch.zeros_like(x)], dim=-1).to(device).select(-1, 0)
+
+
+def _expanded(x: torch.Tensor, device: str) -> torch.Tensor:
+    # Row 0 broadcast over dim 0 (stride 0): other values than x, but the same on both devices.
+    if x.dim() == 0 or x.shape[0] == 0:
+        return _fresh(x, device)
+    return _fresh(x.narrow(0, 0, 1), device).expand(x.shape)
+
+
+LAYOUTS: dict[str, Callable[[torch.Tensor, str], torch.Tensor]] = {
+    "contiguous": _fresh,
+    "transposed": _transposed,
+    "sliced": _sliced,
+    "expanded": _expanded,
+}
+ALL_LAYOUTS = tuple(LAYOUTS)
+WRITABLE_LAYOUTS = ("contiguous", "transposed", "sliced")  # in-place ops can't write expanded tensors
+
+
+def place(args: Sequence[Any], device: str, layout: str) -> list[Any]:
+    placed: list[Any] = []
+    for a in args:
+        if isinstance(a, Fixed):
+            placed.append(_fresh(a.tensor, device))
+        elif isinstance(a, torch.Tensor):
+            placed.append(LAYOUTS[layout](a, device))
+        elif isinstance(a, (list, tuple)) and a and all(isinstance(t, torch.Tensor) for t in a):
+            placed.append(type(a)(LAYOUTS[layout](t, device) for t in a))
+        else:
+            placed.append(a)
+    return placed
+
+
+def assert_same(actual: Any, expected: Any, *, check_stride: bool = False, **tol: Any) -> None:
+    """`actual` computed on foo equals `expected` computed on the CPU (values, dtype, shape)."""
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(actual, (tuple, list)) and len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert_same(a, e, check_stride=check_stride, **tol)
+        return
+    if not isinstance(expected, torch.Tensor):
+        assert actual == expected or (actual != actual and expected != expected), (actual, expected)
+        return
+    assert isinstance(actual, torch.Tensor), type(actual)
+    assert actual.device.type == DEVICE, f"result is on {actual.device}, expected {DEVICE}"
+    if check_stride and actual.numel() > 1:
+        assert actual.stride() == expected.stride(), f"strides {actual.stride()} != CPU {expected.stride()}"
+    torch.testing.assert_close(actual.cpu(), expected, check_stride=False, equal_nan=True, **tol)
+
+
+def check(
+    fn: Callable[..., Any],
+    *args: Any,
+    layouts: Sequence[str] = ALL_LAYOUTS,
+    native: bool = True,
+    check_stride: bool = True,
+    **tol: Any,
+) -> None:
+    """fn(*args) on foo equals fn(*args) on the CPU, for each memory layout of the tensor
+    arguments. With `native`, the foo run must not touch the CPU fallback."""
+    for layout in layouts:
+        cpu_args = place(args, "cpu", layout)
+        foo_args = place(args, DEVICE, layout)
+        expected = fn(*cpu_args)
+        with no_fallback() if native else contextlib.nullcontext():
+            actual = fn(*foo_args)
+        try:
+            assert_same(actual, expected, check_stride=check_stride, **tol)
+        except AssertionError as err:
+            raise AssertionError(f"layout {layout!r}: {err}") from None
+
+
+def check_inplace(fn_: Callable[..., Any], *args: Any, layouts: Sequence[str] = WRITABLE_LAYOUTS, **tol: Any) -> None:
+    """fn_(self, *rest) modifies self in place and returns it, like the CPU."""
+
+    def run(self: torch.Tensor, *rest: Any) -> torch.Tensor:
+        result = fn_(self, *rest)
+        assert result is self, "an in-place op must return self"
+        return self
+
+    check(run, *args, layouts=layouts, **tol)
+
+
+def _resize_warnings(caught: list[warnings.WarningMessage]) -> int:
+    return sum("was resized" in str(w.message) for w in caught)
+
+
+def check_out(
+    fn: Callable[..., Any],
+    *args: Any,
+    dtype: torch.dtype | Sequence[torch.dtype] | None = None,
+    layouts: Sequence[str] = ("contiguous", "transposed"),
+    **tol: Any,
+) -> None:
+    """fn(*args, out=o) with out tensors that are empty, too small, too large and right-shaped but
+    non-contiguous: the result lands in `o` (resized on the device when needed), fn returns `o`,
+    and foo warns about resizing a non-empty out exactly when the CPU does."""
+    for layout in layouts:
+        cpu_args = place(args, "cpu", layout)
+        foo_args = place(args, DEVICE, layout)
+        multi = isinstance(dtype, (list, tuple))
+        dtypes = list(dtype) if multi else [dtype or next(a for a in cpu_args if isinstance(a, torch.Tensor)).dtype]
+        ref_outs = [torch.empty(0, dtype=d) for d in dtypes]
+        fn(*cpu_args, out=tuple(ref_outs) if multi else ref_outs[0])
+        shapes = [r.shape for r in ref_outs]
+
+        def make(kind: str, device: str) -> list[torch.Tensor]:
+            outs = []
+            for d, shape in zip(dtypes, shapes):
+                numel = max(1, torch.Size(shape).numel())
+                if kind == "empty":
+                    outs.append(torch.empty(0, dtype=d, device=device))
+                elif kind == "too_small":
+                    outs.append(torch.zeros(1 if numel > 1 else 0, dtype=d, device=device))
+                elif kind == "too_large":
+                    outs.append(torch.zeros(numel + 7, dtype=d, device=device))
+                else:  # right shape, every other element of a larger buffer
+                    outs.append(torch.zeros(*shape, 2, dtype=d, device=device).select(-1, 0))
+            return outs
+
+        for kind in ("empty", "too_small", "too_large", "strided"):
+            results = {}
+            for device, call_args in (("cpu", cpu_args), (DEVICE, foo_args)):
+                outs = make(kind, device)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    with no_fallback() if device == DEVICE else contextlib.nullcontext():
+                        returned = fn(*call_args, out=tuple(outs) if multi else outs[0])
+                if multi:
+                    assert all(r is o for r, o in zip(returned, outs)), "out= must return the out tensors"
+                else:
+                    assert returned is outs[0], "out= must return the out tensor"
+                results[device] = (outs, _resize_warnings(caught))
+            (cpu_outs, cpu_warned), (foo_outs, foo_warned) = results["cpu"], results[DEVICE]
+            assert foo_warned == cpu_warned, f"{layout}/{kind}: foo warned {foo_warned}x, CPU {cpu_warned}x"
+            for f, c in zip(foo_outs, cpu_outs):
+                assert f.shape == c.shape, f"{layout}/{kind}: out shape {tuple(f.shape)} != CPU {tuple(c.shape)}"
+                try:
+                    assert_same(f, c, check_stride=True, **tol)
+                except AssertionError as err:
+                    raise AssertionError(f"{layout}/{kind}: {err}") from None

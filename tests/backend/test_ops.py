@@ -1,0 +1,872 @@
+"""Every native op of yaml/foo.yaml against the CPU.
+
+The list of ops comes from the YAML itself: an op added there without a test here fails
+test_op[<name>]. Each test compares foo with CPU on several shapes and dtypes, in contiguous,
+transposed, sliced and expanded layouts (foo_testing.LAYOUTS), checks out= variants with empty,
+too small, too large and strided outs, and in-place variants -- all without the CPU fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+import yaml
+
+from foo_testing import DEVICE, Fixed, assert_same, check, check_inplace, check_out, no_fallback
+
+REPO = Path(__file__).resolve().parents[2]
+SUPPORTED: list[str] = yaml.safe_load((REPO / "yaml" / "foo.yaml").read_text())["supported"]
+
+F32, F64, I64, BOOL = torch.float32, torch.float64, torch.int64, torch.bool
+FLOATS = (F32, F64)
+SHAPES = [(5,), (3, 4), (2, 3, 4)]
+
+OP_TESTS: dict[str, Callable[[], None]] = {}
+
+
+def op_test(*names: str) -> Callable[[Callable[[], None]], Callable[[], None]]:
+    def register(fn: Callable[[], None]) -> Callable[[], None]:
+        for name in names:
+            assert name not in OP_TESTS, name
+            OP_TESTS[name] = fn
+        return fn
+
+    return register
+
+
+def rand(shape: tuple[int, ...], dtype: torch.dtype = F32, *, low: float = -3, high: float = 3, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed + 7 * len(shape) + sum(shape))
+    if dtype == BOOL:
+        return torch.rand(shape, generator=g) > 0.5
+    if dtype.is_floating_point:
+        return torch.rand(shape, generator=g, dtype=dtype) * (high - low) + low
+    return torch.randint(int(low), int(high) + 1, shape, generator=g, dtype=dtype)
+
+
+@pytest.mark.parametrize("op", SUPPORTED)
+def test_op(op: str) -> None:
+    assert op in OP_TESTS, f"native op {op} of yaml/foo.yaml has no test in {__file__}"
+    OP_TESTS[op]()
+
+
+def test_no_test_for_an_op_outside_the_yaml() -> None:
+    assert sorted(set(OP_TESTS) - set(SUPPORTED)) == []
+
+
+# ---- Factories, views, copies (the core ops) --------------------------------------------------
+
+
+@op_test("empty.memory_format")
+def _empty() -> None:
+    for dtype in (F32, F64, I64, BOOL, torch.complex64):
+        t = torch.empty(2, 3, dtype=dtype, device=DEVICE)
+        assert (t.device, t.dtype, t.shape, t.stride()) == (torch.device("foo:0"), dtype, (2, 3), (3, 1))
+    cl = torch.empty(2, 3, 4, 5, device=DEVICE, memory_format=torch.channels_last)
+    assert cl.stride() == torch.empty(2, 3, 4, 5, memory_format=torch.channels_last).stride()
+    assert torch.empty(0, device=DEVICE).numel() == 0
+    assert torch.empty(3, device="foo:1").device == torch.device("foo:1")
+    with pytest.raises(RuntimeError, match="pinned"):
+        torch.empty(3, device=DEVICE, pin_memory=True)
+    with pytest.raises(RuntimeError, match="negative"):
+        torch.empty(-1, device=DEVICE)
+    # factories built on empty + fill_ / copy
+    with no_fallback():
+        made = [torch.zeros(3, 4, device=DEVICE), torch.full((2, 2), 7, device=DEVICE), torch.ones(2, dtype=I64, device=DEVICE)]
+    assert_same(made, [torch.zeros(3, 4), torch.full((2, 2), 7), torch.ones(2, dtype=I64)])
+    assert_same(torch.tensor([1.5, 2.5], device=DEVICE), torch.tensor([1.5, 2.5]))
+
+
+@op_test("empty_strided")
+def _empty_strided() -> None:
+    t = torch.empty_strided((2, 3), (1, 2), device=DEVICE)
+    assert t.stride() == (1, 2) and t.untyped_storage().nbytes() == 6 * 4
+    t.copy_(torch.arange(6.0).view(2, 3))
+    assert_same(t, torch.arange(6.0).view(2, 3))
+    assert torch.empty_strided((2, 2), (0, 1), device=DEVICE).untyped_storage().nbytes() == 2 * 4
+    # empty_like of a transposed tensor keeps its layout (empty_strided underneath)
+    x = torch.randn(3, 4, device=DEVICE).t()
+    assert torch.empty_like(x).stride() == x.stride()
+    with pytest.raises(RuntimeError):
+        torch.empty_strided((2, 3), (1,), device=DEVICE)
+
+
+@op_test("as_strided")
+def _as_strided() -> None:
+    x = rand((4, 5))
+    check(lambda t: t.as_strided((3, 2), (2, 3), 1), x, layouts=("contiguous",))
+    check(lambda t: t.as_strided((5,), (4,)), x, layouts=("contiguous", "transposed"))
+    check(lambda t: torch.as_strided(t, (2, 2), (0, 1), 3), x, layouts=("contiguous",))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        torch.randn(4, device=DEVICE).as_strided((3,), (2,))
+    with pytest.raises(RuntimeError, match="Negative strides"):
+        torch.randn(4, device=DEVICE).as_strided((2,), (-1,), 3)
+
+
+@op_test("view")
+def _view() -> None:
+    x = rand((2, 3, 4))
+    check(lambda t: t.view(6, 4), x, layouts=("contiguous",))
+    check(lambda t: t.view(-1), x, layouts=("contiguous",))
+    check(lambda t: t.view(torch.int32), x, layouts=("contiguous",))  # view.dtype: same bytes
+    v = torch.zeros(6, device=DEVICE)
+    v.view(2, 3)[1, 2] = 5.0  # a view shares memory
+    assert v[5].item() == 5.0
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        torch.randn(3, 4, device=DEVICE).t().view(12)
+
+
+@op_test("_reshape_alias")
+def _reshape_alias() -> None:
+    x = rand((3, 4))
+    check(lambda t: torch.ops.aten._reshape_alias(t, (2, 6), (6, 1)), x, layouts=("contiguous",))
+    check(lambda t: torch.ops.aten._reshape_alias(t, (4, 3), (1, 4)), x, layouts=("contiguous",))
+    check(lambda t: t.reshape(12), x, layouts=("contiguous", "sliced"))
+
+
+@op_test("resize_")
+def _resize_() -> None:
+    for dtype in (F32, I64):
+        base = rand((6,), dtype)
+
+        def grow(t: torch.Tensor) -> torch.Tensor:
+            t.resize_(2, 3)  # same numel: contents kept
+            kept = t.clone()
+            t.resize_(40)  # grows the storage on the device; the first 6 elements survive
+            return torch.cat([kept.flatten(), t[:6]])
+
+        check(grow, base, layouts=("contiguous",))
+        check(lambda t: t.resize_(2).clone(), base, layouts=("contiguous",))
+        g = torch.empty(0, dtype=dtype, device=DEVICE)
+        g.resize_(1000)
+        assert g.untyped_storage().nbytes() >= 1000 * g.element_size()
+    t = torch.empty(2, 3, 4, 5, device=DEVICE).resize_(2, 3, 4, 5, memory_format=torch.channels_last)
+    assert t.stride() == torch.empty(2, 3, 4, 5).resize_(2, 3, 4, 5, memory_format=torch.channels_last).stride()
+    on1 = torch.ones(2, device="foo:1")
+    on1.resize_(100000)  # grows on the tensor's own device
+    assert on1.device == torch.device("foo:1") and on1[:2].cpu().tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="negative"):
+        torch.empty(2, device=DEVICE).resize_(-2)
+
+
+@op_test("_copy_from")
+def _copy_from() -> None:
+    for dtype in (F32, F64, I64, BOOL, torch.complex64, torch.float16):
+        x = rand((3, 5), dtype) if dtype != torch.complex64 else torch.randn(3, 5, dtype=dtype)
+        assert torch.equal(x.to(DEVICE).cpu(), x)  # host -> device -> host
+    x = rand((4, 6))
+    # non-contiguous on either side, device <-> device, dtype conversion
+    assert torch.equal(x.t().to(DEVICE).cpu(), x.t())
+    assert torch.equal(x[:, ::2].to(DEVICE).cpu(), x[:, ::2])
+    assert torch.equal(x.to(DEVICE)[:, 1::2].cpu(), x[:, 1::2])
+    assert torch.equal(x.to(DEVICE).t().contiguous().cpu(), x.t().contiguous())
+    for src, dst in [(F32, I64), (F32, F64), (F64, F32), (I64, F32), (F32, BOOL), (BOOL, F32)]:
+        y = rand((3, 4), src)
+        assert_same(y.to(DEVICE).to(dst), y.to(dst))  # device -> device with conversion
+        assert_same(y.to(DEVICE, dst), y.to(dst))  # host -> device with conversion
+        assert torch.equal(y.to(DEVICE).to("cpu", dst), y.to(dst))  # device -> host with conversion
+    d = torch.zeros(4, 6, device=DEVICE)
+    d[1:3, ::2].copy_(x[:2, :3])  # strided destination on the device
+    ref = torch.zeros(4, 6)
+    ref[1:3, ::2].copy_(x[:2, :3])
+    assert_same(d, ref)
+    d.copy_(torch.arange(6.0))  # broadcasting copy from the host
+    assert_same(d, torch.arange(6.0).expand(4, 6))
+    d.copy_(torch.tensor(2.5))  # 0-dim
+    assert_same(d, torch.full((4, 6), 2.5))
+    # across devices
+    a = x.to("foo:0")
+    b = a.to("foo:1")
+    assert b.device == torch.device("foo:1") and torch.equal(b.cpu(), x)
+    c = torch.empty(6, 4, device="foo:1").t()
+    c.copy_(a)
+    assert torch.equal(c.cpu(), x)
+    # non_blocking is accepted (work is synchronous)
+    assert torch.equal(x.to(DEVICE, non_blocking=True).to("cpu", non_blocking=True), x)
+    # overlapping device copy (memmove semantics through a view)
+    o = torch.arange(10.0, device=DEVICE)
+    o[2:].copy_(o[:-2].clone())
+    assert o.cpu().tolist() == [0.0, 1.0] + list(map(float, range(8)))
+    # conj bit resolved on the way
+    z = torch.randn(3, dtype=torch.complex64)
+    assert torch.equal(z.to(DEVICE).conj().cpu().resolve_conj(), z.conj().resolve_conj())
+
+
+@op_test("_copy_from_and_resize")
+def _copy_from_and_resize() -> None:
+    src = rand((3, 4))
+    dst = torch.empty(0, device=DEVICE)
+    torch.ops.aten._copy_from_and_resize(src, dst)
+    assert dst.shape == (3, 4) and torch.equal(dst.cpu(), src)
+    # the CPU fallback writes out= results back with it
+    out = torch.empty(1, device=DEVICE)
+    torch.cumprod(src.to(DEVICE), 1, out=out)
+    assert out.shape == (3, 4)
+    assert_same(out, torch.cumprod(src, 1))
+
+
+@op_test("_local_scalar_dense")
+def _local_scalar_dense() -> None:
+    assert torch.tensor(2.5, device=DEVICE).item() == 2.5
+    assert torch.tensor([7], dtype=I64, device=DEVICE).item() == 7
+    assert torch.tensor(True, device=DEVICE).item() is True
+    x = torch.arange(12.0, device=DEVICE).view(3, 4)
+    assert x[2, 1].item() == 9.0 and x.t()[1, 2].item() == 9.0
+    assert float(x[1, 1]) == 5.0 and int(x[0, 3]) == 3
+    with pytest.raises(RuntimeError, match="cannot be converted to Scalar"):
+        x.item()
+
+
+@op_test("set_.source_Storage", "set_.source_Storage_storage_offset", "set_.source_Tensor", "set_")
+def _set_() -> None:
+    x = rand((3, 4))
+    fx = x.to(DEVICE)
+    # set_(Storage): a 1-D view of the whole storage
+    y = torch.empty(0, device=DEVICE)
+    y.set_(fx.untyped_storage())
+    assert_same(y, x.flatten())
+    # set_(Storage, offset, size, stride)
+    z = torch.empty(0, device=DEVICE).set_(fx.untyped_storage(), 2, (2, 3), (1, 2))
+    assert_same(z, torch.empty(0).set_(x.untyped_storage(), 2, (2, 3), (1, 2)))
+    # a new shape that needs more memory grows the (device) storage, as on CPU...
+    storage = torch.arange(12.0, device=DEVICE).untyped_storage()
+    grown = torch.empty(0, device=DEVICE).set_(storage, 10, (2, 3), (3, 1))
+    assert storage.nbytes() == torch.empty(0).set_(torch.arange(12.0).untyped_storage(), 10, (2, 3), (3, 1)).untyped_storage().nbytes()
+    assert grown.flatten()[:2].cpu().tolist() == [10.0, 11.0]
+    # ...but keeping the shape with an offset out of bounds is an error
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        torch.empty(2, 3, device=DEVICE).set_(torch.arange(12.0, device=DEVICE).untyped_storage(), 10, (2, 3), (3, 1))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        torch.empty(2, 3).set_(torch.arange(12.0).untyped_storage(), 10, (2, 3), (3, 1))
+    # set_(Tensor): shares memory
+    w = torch.empty(0, device=DEVICE).set_(fx)
+    assert w.shape == (3, 4) and w.data_ptr() == fx.data_ptr()
+    fx[0, 0] = 100.0
+    assert w[0, 0].item() == 100.0
+    # set_(): empty
+    fx.set_()
+    assert fx.shape == (0,) and fx.numel() == 0
+    fx.resize_(5).fill_(1.0)  # and usable again
+    assert fx.cpu().tolist() == [1.0] * 5
+    with pytest.raises(RuntimeError):
+        torch.empty(0, device=DEVICE).set_(torch.empty(3).untyped_storage())
+
+
+@op_test("fill_.Scalar")
+def _fill_() -> None:
+    for dtype, value in [(F32, 3.5), (F64, -1.25), (I64, 7), (BOOL, True)]:
+        check_inplace(lambda t, v=value: t.fill_(v), rand((3, 4), dtype))
+    with no_fallback():
+        full = torch.full((2, 3), 4.0, device=DEVICE)
+    assert_same(full, torch.full((2, 3), 4.0))
+    # fill_.Tensor is not native (CPU fallback) but must still write device memory
+    check_inplace(lambda t: t.fill_(torch.tensor(2.0)), rand((3, 4)), native=False)
+
+
+@op_test("zero_")
+def _zero_() -> None:
+    for dtype in (F32, I64, BOOL):
+        check_inplace(lambda t: t.zero_(), rand((3, 4), dtype))
+    with no_fallback():
+        zeros = torch.zeros(5, dtype=I64, device=DEVICE)
+    assert_same(zeros, torch.zeros(5, dtype=I64))
+
+
+# ---- Elementwise arithmetic ---------------------------------------------------------------------
+
+
+def _binary_suite(name: str, fn: Callable[..., torch.Tensor], dtypes: tuple[torch.dtype, ...], *, alpha: bool = False, nonzero_other: bool = False) -> None:
+    low = 1 if nonzero_other else -3
+    for dtype in dtypes:
+        for shape in SHAPES:
+            a, b = rand(shape, dtype), rand(shape, dtype, low=low, seed=1)
+            check(fn, a, b)
+            check(lambda x, y: fn(x, y[-1]), a, b)  # broadcasting
+            check(lambda x: fn(x, torch.tensor(2, dtype=dtype)), a)  # CPU 0-dim scalar operand
+            check(lambda x: fn(x, 2), a)  # Python scalar
+            if dtype.is_floating_point or name != "div":  # int.div_ would need a float result
+                check_inplace(lambda x, y: getattr(x, name + "_")(y), a, b)
+            if alpha:
+                check(lambda x, y: fn(x, y, alpha=2), a, b)
+        check_out(lambda x, y, out: fn(x, y, out=out), rand((3, 4), dtype), rand((3, 4), dtype, low=low, seed=1), dtype=F32 if name == "div" else dtype)
+    check(fn, rand((3, 4), I64), rand((3, 4), F32, low=low))  # type promotion
+    check(lambda x: fn(torch.tensor(3.0), x), rand((3, 4), F32, low=low))  # CPU scalar as self
+
+
+@op_test("add.out")
+def _add() -> None:
+    _binary_suite("add", torch.add, (F32, F64, I64), alpha=True)
+
+
+@op_test("sub.out")
+def _sub() -> None:
+    _binary_suite("sub", torch.sub, (F32, F64, I64), alpha=True)
+
+
+@op_test("mul.out")
+def _mul() -> None:
+    _binary_suite("mul", torch.mul, (F32, F64, I64))
+    check(torch.mul, rand((3, 4), BOOL), rand((3, 4), BOOL, seed=2))
+
+
+@op_test("div.out")
+def _div() -> None:
+    _binary_suite("div", torch.div, (F32, F64, I64), nonzero_other=True)
+
+
+def _unary_suite(name: str, *, dtypes: tuple[torch.dtype, ...] = FLOATS, low: float = -3, high: float = 3, inplace: bool = True) -> None:
+    fn = getattr(torch, name)
+    for dtype in dtypes:
+        for shape in SHAPES + [()]:
+            check(fn, rand(shape, dtype, low=low, high=high))
+        if inplace:
+            check_inplace(lambda t: getattr(t, name + "_")(), rand((3, 4), dtype, low=low, high=high))
+        check_out(lambda t, out: fn(t, out=out), rand((3, 4), dtype, low=low, high=high))
+
+
+@op_test("neg.out")
+def _neg() -> None:
+    _unary_suite("neg", dtypes=(F32, F64, I64))
+
+
+@op_test("abs.out")
+def _abs() -> None:
+    _unary_suite("abs", dtypes=(F32, F64, I64))
+
+
+@op_test("exp.out")
+def _exp() -> None:
+    _unary_suite("exp")
+    check(torch.exp, rand((3, 4), I64))  # integer -> float
+
+
+@op_test("log.out")
+def _log() -> None:
+    _unary_suite("log", low=0.1)
+    check(torch.log, torch.tensor([0.0, -1.0, 1.0]))  # -inf, nan
+
+
+@op_test("sqrt.out")
+def _sqrt() -> None:
+    _unary_suite("sqrt", low=0.0)
+
+
+@op_test("rsqrt.out")
+def _rsqrt() -> None:
+    _unary_suite("rsqrt", low=0.1)
+
+
+@op_test("sin.out")
+def _sin() -> None:
+    _unary_suite("sin")
+
+
+@op_test("cos.out")
+def _cos() -> None:
+    _unary_suite("cos")
+
+
+@op_test("pow.Tensor_Scalar_out")
+def _pow() -> None:
+    for dtype in FLOATS:
+        for exponent in (2, 3, 0.5, -1, 0):
+            check(lambda t, e=exponent: torch.pow(t, e), rand((3, 4), dtype, low=0.5))
+        check_inplace(lambda t: t.pow_(2), rand((3, 4), dtype))
+        check_out(lambda t, out: torch.pow(t, 3, out=out), rand((3, 4), dtype))
+    check(lambda t: t**3, rand((3, 4), I64))
+    check(lambda t: t**2.5, rand((3, 4), I64, low=0))  # promotes to float
+
+
+# ---- Activations and gradients ------------------------------------------------------------------
+
+
+@op_test("relu", "relu_")
+def _relu() -> None:
+    for dtype in (F32, F64, I64):
+        for shape in SHAPES:
+            check(torch.relu, rand(shape, dtype))
+            check_inplace(torch.relu_, rand(shape, dtype))
+    check(torch.relu, torch.tensor([float("nan"), -0.0, 1.0]))
+    with pytest.raises(RuntimeError, match="[Bb]oolean"):
+        torch.relu(torch.ones(2, dtype=BOOL, device=DEVICE))
+
+
+def _activation_suite(name: str, fn: Callable[..., torch.Tensor]) -> None:
+    for dtype in FLOATS:
+        for shape in SHAPES:
+            check(fn, rand(shape, dtype))
+        check_out(lambda t, out: fn(t, out=out), rand((3, 4), dtype))
+        check_inplace(lambda t: getattr(t, name + "_")(), rand((3, 4), dtype))
+
+
+@op_test("tanh.out")
+def _tanh() -> None:
+    _activation_suite("tanh", torch.tanh)
+
+
+@op_test("sigmoid.out")
+def _sigmoid() -> None:
+    _activation_suite("sigmoid", torch.sigmoid)
+
+
+@op_test("gelu.out")
+def _gelu() -> None:
+    for approximate in ("none", "tanh"):
+        for dtype in FLOATS:
+            check(lambda t: F.gelu(t, approximate=approximate), rand((3, 4), dtype))
+            check_inplace(lambda t: torch.ops.aten.gelu_(t, approximate=approximate), rand((3, 4), dtype))
+        check_out(lambda t, out: torch.ops.aten.gelu.out(t, approximate=approximate, out=out), rand((2, 5)))
+    with pytest.raises(RuntimeError, match="approximate"):
+        F.gelu(torch.ones(2, device=DEVICE), approximate="bogus")
+
+
+@op_test("silu.out")
+def _silu() -> None:
+    for dtype in FLOATS:
+        for shape in SHAPES:
+            check(F.silu, rand(shape, dtype))
+        check_inplace(lambda t: F.silu(t, inplace=True), rand((3, 4), dtype))
+        check_out(lambda t, out: torch.ops.aten.silu.out(t, out=out), rand((3, 4), dtype))
+
+
+def _grad_of(fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    def grad(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        x = x.detach().requires_grad_()
+        (grad_x,) = torch.autograd.grad(fn(x), x, g)
+        return grad_x
+
+    return grad
+
+
+@op_test("threshold_backward.grad_input")
+def _threshold_backward() -> None:
+    for dtype in FLOATS:
+        g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
+        check(lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.5), g, x)
+        check(_grad_of(torch.relu), x, g, layouts=("contiguous", "transposed"))
+        check_out(lambda g, x, out: torch.ops.aten.threshold_backward.grad_input(g, x, 0.0, grad_input=out), g, x)
+
+
+@op_test("sigmoid_backward.grad_input")
+def _sigmoid_backward() -> None:
+    for dtype in FLOATS:
+        g, y = rand((3, 4), dtype, seed=3), rand((3, 4), dtype, low=0, high=1)
+        check(torch.ops.aten.sigmoid_backward, g, y)
+        check(_grad_of(torch.sigmoid), rand((3, 4), dtype), g, layouts=("contiguous", "transposed"))
+        check_out(lambda g, y, out: torch.ops.aten.sigmoid_backward.grad_input(g, y, grad_input=out), g, y)
+
+
+@op_test("tanh_backward.grad_input")
+def _tanh_backward() -> None:
+    for dtype in FLOATS:
+        g, y = rand((3, 4), dtype, seed=3), rand((3, 4), dtype, low=-1, high=1)
+        check(torch.ops.aten.tanh_backward, g, y)
+        check(_grad_of(torch.tanh), rand((3, 4), dtype), g, layouts=("contiguous", "transposed"))
+        check_out(lambda g, y, out: torch.ops.aten.tanh_backward.grad_input(g, y, grad_input=out), g, y)
+
+
+@op_test("gelu_backward.grad_input")
+def _gelu_backward() -> None:
+    for approximate in ("none", "tanh"):
+        for dtype in FLOATS:
+            g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
+            check(lambda g, x: torch.ops.aten.gelu_backward(g, x, approximate=approximate), g, x)
+            check(_grad_of(lambda t: F.gelu(t, approximate=approximate)), x, g, layouts=("contiguous", "transposed"))
+        check_out(lambda g, x, out: torch.ops.aten.gelu_backward.grad_input(g, x, approximate=approximate, grad_input=out), g, x)
+
+
+# ---- Reductions -----------------------------------------------------------------------------------
+
+
+@op_test("sum.IntList_out")
+def _sum() -> None:
+    for dtype in (F32, F64, I64, BOOL):
+        x = rand((3, 4, 5), dtype)
+        check(torch.sum, x)
+        for dim in (0, 1, -1, (0, 2)):
+            check(lambda t, d=dim: t.sum(d), x)
+            check(lambda t, d=dim: t.sum(d, keepdim=True), x)
+        check_out(lambda t, out: torch.sum(t, 1, out=out), x, dtype=I64 if dtype == BOOL else dtype)
+    check(lambda t: t.sum(1, dtype=F64), rand((3, 4)))
+    check(lambda t: t.sum(()), rand((3, 4)))  # empty dim list: full reduction
+    check(torch.sum, torch.empty(0, 3))
+
+
+@op_test("mean.out")
+def _mean() -> None:
+    for dtype in FLOATS:
+        x = rand((3, 4, 5), dtype)
+        check(torch.mean, x)
+        for dim in (0, -1, (1, 2)):
+            check(lambda t, d=dim: t.mean(d), x)
+            check(lambda t, d=dim: t.mean(d, keepdim=True), x)
+        check_out(lambda t, out: torch.mean(t, 0, out=out), x)
+    check(lambda t: t.mean(1, dtype=F64), rand((3, 4)))
+    with pytest.raises(RuntimeError, match="mean"):
+        torch.mean(torch.ones(3, dtype=I64, device=DEVICE))
+
+
+@op_test("amax.out")
+def _amax() -> None:
+    for dtype in (F32, F64, I64):
+        x = rand((3, 4, 5), dtype)
+        check(torch.amax, x)
+        for dim in (0, (1, 2), -1):
+            check(lambda t, d=dim: torch.amax(t, d), x)
+            check(lambda t, d=dim: torch.amax(t, d, keepdim=True), x)
+        check_out(lambda t, out: torch.amax(t, 1, out=out), x)
+    check(lambda t: torch.amax(t, 0), torch.tensor([[1.0, float("nan")], [2.0, 3.0]]))
+
+
+@op_test("argmax.out")
+def _argmax() -> None:
+    for dtype in (F32, F64, I64):
+        x = rand((3, 4, 5), dtype)
+        check(torch.argmax, x)
+        for dim in (0, 1, -1):
+            check(lambda t, d=dim: torch.argmax(t, d), x)
+            check(lambda t, d=dim: torch.argmax(t, d, keepdim=True), x)
+        check_out(lambda t, out: torch.argmax(t, 1, out=out), x, dtype=I64)
+
+
+@op_test("max.dim_max")
+def _max_dim() -> None:
+    for dtype in (F32, F64, I64):
+        x = rand((3, 4, 5), dtype)
+        for dim in (0, 1, -1):
+            check(lambda t, d=dim: tuple(torch.max(t, d)), x, layouts=("contiguous", "transposed", "sliced"))
+            check(lambda t, d=dim: tuple(torch.max(t, d, keepdim=True)), x, layouts=("contiguous", "sliced"))
+        check_out(lambda t, out: torch.max(t, 1, out=out), x, dtype=(dtype, I64))
+
+
+# ---- Linear algebra -------------------------------------------------------------------------------
+
+
+@op_test("mm.out")
+def _mm() -> None:
+    for dtype in (F32, F64, I64):
+        a, b = rand((4, 6), dtype), rand((6, 3), dtype, seed=1)
+        check(torch.mm, a, b, layouts=("contiguous", "transposed", "sliced"))
+        check(lambda x, y: x.t() @ y.t(), rand((6, 4), dtype), rand((3, 6), dtype, seed=1), layouts=("contiguous",))
+        check_out(lambda x, y, out: torch.mm(x, y, out=out), a, b)
+    check(torch.mm, rand((0, 3)), rand((3, 2)))
+    with pytest.raises(RuntimeError, match="2-D"):
+        torch.ops.aten.mm.out(torch.ones(3, device=DEVICE), torch.ones(3, 1, device=DEVICE), out=torch.empty(0, device=DEVICE))
+
+
+@op_test("addmm.out")
+def _addmm() -> None:
+    for dtype in FLOATS:
+        bias, a, b = rand((3,), dtype, seed=2), rand((4, 6), dtype), rand((6, 3), dtype, seed=1)
+        check(torch.addmm, bias, a, b)
+        check(lambda c, x, y: torch.addmm(c, x, y, beta=0.5, alpha=2), rand((4, 3), dtype), a, b)
+        check(lambda c, x, y: torch.addmm(c, x, y, beta=0), rand((4, 3), dtype), a, b)
+        check_out(lambda c, x, y, out: torch.addmm(c, x, y, out=out), bias, a, b)
+        check_inplace(lambda c, x, y: c.addmm_(x, y), rand((4, 3), dtype), a, b)
+    # nn.Linear's forward
+    check(lambda x, w, b: F.linear(x, w, b), rand((5, 6)), rand((3, 6), seed=1), rand((3,), seed=2), layouts=("contiguous",))
+
+
+@op_test("bmm.out")
+def _bmm() -> None:
+    for dtype in FLOATS:
+        a, b = rand((2, 4, 6), dtype), rand((2, 6, 3), dtype, seed=1)
+        check(torch.bmm, a, b, layouts=("contiguous", "transposed", "sliced"))
+        check(lambda x, y: x.transpose(1, 2) @ y, rand((2, 6, 4), dtype), b, layouts=("contiguous",))
+        check_out(lambda x, y, out: torch.bmm(x, y, out=out), a, b)
+    with pytest.raises(RuntimeError, match="3-D"):
+        torch.ops.aten.bmm.out(torch.ones(2, 2, device=DEVICE), torch.ones(2, 2, device=DEVICE), out=torch.empty(0, device=DEVICE))
+
+
+# ---- Softmax and losses -------------------------------------------------------------------------
+
+
+@op_test("_softmax.out", "_log_softmax.out")
+def _softmax() -> None:
+    for fn in (torch.softmax, torch.log_softmax):
+        for dtype in FLOATS:
+            for shape, dim in [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1)]:
+                check(lambda t, d=dim: fn(t, d), rand(shape, dtype))
+        check(lambda t: fn(t, 1, dtype=F64), rand((3, 4)))
+    check_out(lambda t, out: torch.ops.aten._softmax.out(t, 1, False, out=out), rand((3, 4)))
+    check_out(lambda t, out: torch.ops.aten._log_softmax.out(t, 1, False, out=out), rand((3, 4)))
+
+
+@op_test("_softmax_backward_data.out", "_log_softmax_backward_data.out")
+def _softmax_backward() -> None:
+    for fn, op in ((torch.softmax, torch.ops.aten._softmax_backward_data), (torch.log_softmax, torch.ops.aten._log_softmax_backward_data)):
+        for dtype in FLOATS:
+            g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
+            check(lambda g, y: op(g, y, 1, dtype), g, fn(x, 1), layouts=("contiguous", "transposed", "sliced"))
+            check(_grad_of(lambda t: fn(t, 0)), x, g, layouts=("contiguous", "transposed"))
+        out_name = "grad_input" if op is torch.ops.aten._softmax_backward_data else "out"
+        check_out(lambda g, y, out: op.out(g, y, 1, F32, **{out_name: out}), rand((3, 4), seed=3), fn(rand((3, 4)), 1))
+
+
+def _nll_inputs(n: int = 6, c: int = 4) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    logp = torch.log_softmax(rand((n, c)), 1)
+    target = torch.randint(0, c, (n,), generator=torch.Generator().manual_seed(5))
+    weight = rand((c,), low=0.5, high=2, seed=4)
+    return logp, target, weight
+
+
+@op_test("nll_loss_forward.output")
+def _nll_loss_forward() -> None:
+    logp, target, weight = _nll_inputs()
+    for reduction in ("mean", "sum", "none"):
+        check(lambda x, t: F.nll_loss(x, t, reduction=reduction), logp, Fixed(target), layouts=("contiguous", "transposed"))
+        check(lambda x, t, w: F.nll_loss(x, t, w, reduction=reduction), logp, Fixed(target), Fixed(weight), layouts=("contiguous", "transposed"))
+        check(lambda x, t: F.nll_loss(x, t, reduction=reduction, ignore_index=int(target[0])), logp, Fixed(target), layouts=("contiguous",))
+    check(lambda x, t: F.cross_entropy(x, t), rand((6, 4)), Fixed(target), layouts=("contiguous",))
+    check(lambda x, t: F.nll_loss(x, t), torch.log_softmax(rand((4,)), 0), Fixed(target[0]), layouts=("contiguous",))  # 1-D input
+    check_out(
+        lambda x, t, out: torch.ops.aten.nll_loss_forward.output(x, t, None, 1, -100, output=out[0], total_weight=out[1]),
+        logp, Fixed(target), dtype=(F32, F32), layouts=("contiguous",),
+    )
+    with pytest.raises((RuntimeError, IndexError)):
+        F.nll_loss(logp.to(DEVICE), torch.full((6,), 9, device=DEVICE))  # class index out of range
+
+
+@op_test("nll_loss_backward.grad_input")
+def _nll_loss_backward() -> None:
+    logp, target, weight = _nll_inputs()
+    for reduction in ("mean", "sum", "none"):
+        g = rand((6,), seed=9) if reduction == "none" else torch.tensor(1.5)
+        check(
+            lambda x, t, w, g: _grad_of(lambda y: F.nll_loss(y, t, w, reduction=reduction))(x, g),
+            logp, Fixed(target), Fixed(weight), Fixed(g), layouts=("contiguous", "transposed"),
+        )
+    total = torch.tensor(6.0)
+    check(lambda g, x, t, tw: torch.ops.aten.nll_loss_backward(g, x, t, None, 1, -100, tw), Fixed(torch.tensor(1.0)), logp, Fixed(target), Fixed(total))
+    check_out(
+        lambda g, x, t, tw, out: torch.ops.aten.nll_loss_backward.grad_input(g, x, t, None, 1, -100, tw, grad_input=out),
+        Fixed(torch.tensor(1.0)), logp, Fixed(target), Fixed(total), dtype=F32,
+    )
+
+
+@op_test("mse_loss.out")
+def _mse_loss() -> None:
+    for dtype in FLOATS:
+        a, b = rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
+        for reduction in ("mean", "sum", "none"):
+            check(lambda x, y: F.mse_loss(x, y, reduction=reduction), a, b)
+        check_out(lambda x, y, out: torch.ops.aten.mse_loss.out(x, y, 1, out=out), a, b)
+        check_out(lambda x, y, out: torch.ops.aten.mse_loss.out(x, y, 0, out=out), a, b)
+
+
+# ---- Indexing, comparison, selection ----------------------------------------------------------
+
+
+@op_test("index_select.out")
+def _index_select() -> None:
+    for dtype in (F32, I64, BOOL):
+        x = rand((5, 6), dtype)
+        for index_dtype in (I64, torch.int32):
+            idx = torch.tensor([4, 0, 2, 2], dtype=index_dtype)
+            for dim in (0, 1):
+                check(lambda t, i, d=dim: torch.index_select(t, d, i, out=t.new_empty(0)), x, Fixed(idx))
+                # aten::index_select itself is not structured: only index_select.out is native
+                # (yaml/foo.yaml), so the functional form runs through the CPU fallback.
+                check(lambda t, i, d=dim: torch.index_select(t, d, i), x, Fixed(idx), native=False)
+        check_out(lambda t, i, out: torch.index_select(t, 1, i, out=out), x, Fixed(torch.tensor([5, 1])))
+    with pytest.raises((RuntimeError, IndexError)):
+        torch.index_select(torch.ones(3, device=DEVICE), 0, torch.tensor([3], device=DEVICE))
+    with pytest.raises(RuntimeError, match="int64 or int32"):
+        torch.index_select(torch.ones(3, device=DEVICE), 0, torch.tensor([1.0], device=DEVICE), out=torch.empty(0, device=DEVICE))
+
+
+@op_test("gather.out")
+def _gather() -> None:
+    g = torch.Generator().manual_seed(3)
+    for dtype in (F32, F64, I64):
+        x = rand((4, 5), dtype)
+        for dim in (0, 1):
+            idx = torch.randint(0, x.shape[dim], (3, 4), generator=g)
+            check(lambda t, i, d=dim: torch.gather(t, d, i), x, Fixed(idx))
+        check_out(lambda t, i, out: torch.gather(t, 1, i, out=out), x, Fixed(torch.randint(0, 5, (4, 2), generator=g)))
+    check(_grad_of(lambda t: torch.gather(t, 1, torch.tensor([[0, 0], [1, 0], [2, 2]], device=t.device))), rand((3, 4)), Fixed(torch.ones(3, 2)), layouts=("contiguous",))
+    with pytest.raises(RuntimeError):
+        torch.gather(torch.ones(2, 2, device=DEVICE), 1, torch.tensor([[5]], device=DEVICE))
+
+
+@op_test("index.Tensor_out")
+def _index() -> None:
+    for dtype in (F32, I64, BOOL):
+        x = rand((5, 6, 3), dtype)
+        i = torch.tensor([4, 0, 2, 2])
+        j = torch.tensor([1, 5, 0, 3])
+        check(lambda t, i: t[i], x, Fixed(i))
+        check(lambda t, i, j: t[i, j], x, Fixed(i), Fixed(j))
+        check(lambda t, j: t[:, j], x, Fixed(j))
+        check(lambda t, i: t[i.view(2, 2)], x, Fixed(i), layouts=("contiguous", "transposed"))
+        check_out(lambda t, i, out: torch.ops.aten.index.Tensor_out(t, [i], out=out), x, Fixed(i))
+    x = rand((5, 6))
+    # CPU index tensors are valid indices of device tensors (as for CUDA)
+    assert_same(x.to(DEVICE)[torch.tensor([1, 3])], x[torch.tensor([1, 3])])
+    # a boolean mask needs nonzero, which runs through the CPU fallback
+    mask = x > 0
+    assert_same(x.to(DEVICE)[mask.to(DEVICE)], x[mask])
+    with pytest.raises(IndexError):
+        x.to(DEVICE)[torch.tensor([7], device=DEVICE)]
+
+
+@op_test("masked_fill_.Scalar")
+def _masked_fill() -> None:
+    for dtype, value in [(F32, -1.5), (F64, 2.0), (I64, 9), (BOOL, True)]:
+        x, mask = rand((4, 5), dtype), rand((4, 5), BOOL, seed=2)
+        check_inplace(lambda t, m, v=value: t.masked_fill_(m, v), x, Fixed(mask))
+        check(lambda t, m, v=value: t.masked_fill(m, v), x, Fixed(mask))
+        check_inplace(lambda t, m, v=value: t.masked_fill_(m, v), x, Fixed(mask[0]))  # broadcast mask
+    check(lambda t, m: t.masked_fill(m, float("nan")), rand((3, 4)), Fixed(rand((3, 4), BOOL)))
+    with pytest.raises(RuntimeError, match="boolean"):
+        torch.ones(3, device=DEVICE).masked_fill_(torch.ones(3, dtype=I64, device=DEVICE), 0.0)
+
+
+@op_test("where.self_out")
+def _where() -> None:
+    for dtype in (F32, F64, I64, BOOL):
+        cond, a, b = rand((3, 4), BOOL, seed=2), rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
+        check(lambda c, x, y: torch.where(c, x, y, out=x.new_empty(0)), cond, a, b)
+        check(lambda c, x, y: torch.where(c, x, y[0], out=x.new_empty(0)), cond, a, b)  # broadcasting
+        # aten::where.self is not structured: only where.self_out is native (yaml/foo.yaml),
+        # so the functional form runs through the CPU fallback.
+        check(torch.where, cond, a, b, native=False)
+        check_out(lambda c, x, y, out: torch.where(c, x, y, out=out), cond, a, b, dtype=dtype)
+    # a CPU 0-dim operand is accepted like a scalar
+    check(lambda c, x: torch.where(c, x, torch.tensor(-1.0), out=x.new_empty(0)), rand((3, 4), BOOL), rand((3, 4)))
+    check(lambda c, x: torch.where(c, x, 0.0), rand((3, 4), BOOL), rand((3, 4)), native=False)
+
+
+@op_test("scatter_add.out")
+def _scatter_add() -> None:
+    g = torch.Generator().manual_seed(4)
+    for dtype in (F32, F64, I64):
+        x = rand((4, 5), dtype)
+        for dim in (0, 1):
+            idx = torch.randint(0, x.shape[dim], (3, 4), generator=g)
+            src = rand((3, 4), dtype, seed=6)
+            check(lambda t, i, s, d=dim: torch.scatter_add(t, d, i, s), x, Fixed(idx), Fixed(src), layouts=("contiguous", "transposed", "sliced"))
+            check_inplace(lambda t, i, s, d=dim: t.scatter_add_(d, i, s), x, Fixed(idx), Fixed(src))
+        check_out(lambda t, i, s, out: torch.scatter_add(t, 0, i, s, out=out), x, Fixed(torch.randint(0, 4, (2, 5), generator=g)), Fixed(rand((2, 5), dtype)))
+
+
+@op_test("eq.Tensor_out")
+def _eq() -> None:
+    for dtype in (F32, F64, I64, BOOL):
+        a = rand((3, 4), dtype, low=-1, high=1)
+        b = rand((3, 4), dtype, low=-1, high=1, seed=1)
+        check(torch.eq, a, b)
+        check(torch.eq, a, a)
+        check(lambda x, y: torch.eq(x, y[1]), a, b)  # broadcasting
+        check_out(lambda x, y, out: torch.eq(x, y, out=out), a, b, dtype=BOOL)
+        check_inplace(lambda x, y: x.eq_(y), a, b)
+    check(torch.eq, torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan"), 1.0]))
+    check(torch.eq, rand((3, 4), I64), rand((3, 4), F32))  # promotion
+
+
+@op_test("gt.Scalar_out")
+def _gt() -> None:
+    for dtype in (F32, F64, I64, BOOL):
+        x = rand((3, 4), dtype)
+        check(lambda t: t > 0, x)
+        check(lambda t: torch.gt(t, 1.5), x)
+        check_out(lambda t, out: torch.gt(t, 0, out=out), x, dtype=BOOL)
+        check_inplace(lambda t: t.gt_(0), x)
+    check(lambda t: t > 0, torch.tensor([float("nan"), 1.0, -1.0]))
+
+
+@op_test("maximum.out")
+def _maximum() -> None:
+    for dtype in (F32, F64, I64, BOOL):
+        a, b = rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
+        check(torch.maximum, a, b)
+        check(lambda x, y: torch.maximum(x, y[0]), a, b)
+        check_out(lambda x, y, out: torch.maximum(x, y, out=out), a, b)
+    check(torch.maximum, torch.tensor([float("nan"), 1.0]), torch.tensor([0.0, float("nan")]))
+
+
+@op_test("clamp.out")
+def _clamp() -> None:
+    for dtype in (F32, F64, I64):
+        x = rand((3, 4), dtype)
+        check(lambda t: torch.clamp(t, -1, 1), x)
+        check(lambda t: torch.clamp(t, min=0), x)
+        check(lambda t: torch.clamp(t, max=0), x)
+        check(lambda t: torch.clamp(t, 2, -2), x)  # min > max: everything is max
+        check_inplace(lambda t: t.clamp_(-1, 1), x)
+        check_out(lambda t, out: torch.clamp(t, -1, 2, out=out), x)
+    check(lambda t: torch.clamp(t, 0.5, 1), rand((3, 4), I64))  # promotes
+    with pytest.raises(RuntimeError, match="min.*max"):
+        torch.clamp(torch.ones(2, device=DEVICE))
+
+
+@op_test("cat.out")
+def _cat() -> None:
+    for dtype in (F32, I64, BOOL):
+        a, b, c = rand((2, 3), dtype), rand((4, 3), dtype, seed=1), rand((1, 3), dtype, seed=2)
+        check(lambda x, y, z: torch.cat([x, y, z]), a, b, c)
+        check(lambda x, y: torch.cat([x.t(), y.t()], 1), a, b)
+        check(lambda x: torch.cat([x]), a)
+        check_out(lambda x, y, out: torch.cat([x, y], out=out), a, b)
+    check(lambda x, y: torch.cat([x, y], -1), rand((2, 3, 2)), rand((2, 3, 5)))
+    check(lambda x, y: torch.cat([x, y]), rand((2, 3)), torch.empty(0))  # legacy empty 1-D input
+    check(lambda x, y: torch.cat([x, y]), rand((2, 3)), rand((2, 3), F64))  # promotion
+    check(lambda x: torch.stack([x, x + 1]), rand((2, 3)), layouts=("contiguous",))
+    with pytest.raises(RuntimeError):
+        torch.cat([torch.ones(2, 3, device=DEVICE), torch.ones(2, 4, device=DEVICE)])
+
+
+# ---- Random numbers ------------------------------------------------------------------------
+
+
+def _same_stream(make: Callable[[str], torch.Tensor]) -> None:
+    torch.foo.manual_seed(1234)
+    torch.manual_seed(1234)
+    with no_fallback():
+        on_foo = make(DEVICE)
+    assert_same(on_foo, make("cpu"), rtol=0, atol=0)
+
+
+@op_test("normal_")
+def _normal() -> None:
+    for n in (5, 16, 1000):  # ATen's CPU kernel has a different path from 16 elements on
+        _same_stream(lambda dev, n=n: torch.randn(n, device=dev))
+    _same_stream(lambda dev: torch.empty(7, 9, dtype=F64, device=dev).normal_(2.0, 0.5))
+    _same_stream(lambda dev: torch.empty(6, 8, device=dev).t().normal_())
+    g_foo = torch.Generator(device=DEVICE).manual_seed(7)
+    g_cpu = torch.Generator().manual_seed(7)
+    assert_same(torch.randn(100, device=DEVICE, generator=g_foo), torch.randn(100, generator=g_cpu), rtol=0, atol=0)
+    x = torch.empty(100000, device=DEVICE).normal_(3.0, 2.0).cpu()
+    assert abs(x.mean().item() - 3.0) < 0.05 and abs(x.std().item() - 2.0) < 0.05
+    with pytest.raises(RuntimeError, match="std"):
+        torch.empty(3, device=DEVICE).normal_(0.0, -1.0)
+
+
+@op_test("uniform_")
+def _uniform() -> None:
+    for n in (5, 16, 1000):
+        _same_stream(lambda dev, n=n: torch.rand(n, device=dev))
+    _same_stream(lambda dev: torch.empty(7, 9, dtype=F64, device=dev).uniform_(-2.0, 5.0))
+    x = torch.empty(10000, device=DEVICE).uniform_(-1, 3).cpu()
+    assert x.min().item() >= -1 and x.max().item() < 3
+    with pytest.raises(RuntimeError, match="from"):
+        torch.empty(3, device=DEVICE).uniform_(2.0, 1.0)
+
+
+def test_randn_after_global_manual_seed_matches_cpu() -> None:
+    """torch.manual_seed seeds every device, so foo and CPU draw the same numbers."""
+    torch.manual_seed(0)
+    on_foo = torch.randn(3, 5, device=DEVICE)
+    torch.manual_seed(0)
+    assert torch.equal(on_foo.cpu(), torch.randn(3, 5))
+
+
+def test_helpers_detect_wrong_results_and_fallbacks() -> None:
+    """The comparison helpers can fail: a wrong result or a silent CPU fallback is caught."""
+    with pytest.raises(AssertionError):
+        check(lambda t: t + (1 if t.device.type == DEVICE else 0), rand((3,)), layouts=("contiguous",))
+    with pytest.raises(AssertionError, match="fallback"):
+        check(lambda t: torch.cumprod(t, 0), rand((3,)), layouts=("contiguous",))

@@ -1,0 +1,429 @@
+"""The foo backend as a whole: the CPU fallback, training, serialization, pinned memory, several
+devices, error paths (never-fallback ops, out of memory, protected memory), threads and the
+torch.foo module."""
+
+from __future__ import annotations
+
+import copy
+import io
+import os
+import subprocess
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+import yaml
+
+from foo_testing import DEVICE, assert_same, fallback_counts
+
+REPO = Path(__file__).resolve().parents[2]
+POLICY = yaml.safe_load((REPO / "yaml" / "foo.yaml").read_text())["fallback"]
+
+
+# ---- CPU fallback -----------------------------------------------------------------------------
+
+
+def _fallback_warnings(caught: list[warnings.WarningMessage], op: str) -> list[str]:
+    return [str(w.message) for w in caught if f"'{op}' has no kernel for the 'foo' backend" in str(w.message)]
+
+
+FALLBACK_CASES: list[tuple[str, Callable[[torch.Tensor], object]]] = [
+    ("aten::cumprod.out", lambda t: torch.cumprod(t, 1)),
+    ("aten::sort.values_stable", lambda t: tuple(torch.sort(t, 1))),
+    ("aten::topk.values", lambda t: tuple(torch.topk(t, 2, 1))),  # fallback.explicit
+    ("aten::cumsum.out", lambda t: torch.cumsum(t, 0)),  # fallback.explicit
+    ("aten::tril.out", lambda t: torch.tril(t)),
+    ("aten::median", lambda t: torch.median(t)),
+]
+
+
+def test_fallback_policy_matches_the_yaml() -> None:
+    """The cases below cover the explicit fallbacks of yaml/foo.yaml."""
+    explicit = {f"aten::{op}" for op in POLICY["explicit"]}
+    assert explicit <= {op for op, _ in FALLBACK_CASES}
+
+
+@pytest.mark.parametrize("op,fn", FALLBACK_CASES, ids=[op for op, _ in FALLBACK_CASES])
+def test_cpu_fallback(op: str, fn: Callable[[torch.Tensor], object]) -> None:
+    x = torch.randn(4, 5, generator=torch.Generator().manual_seed(1))
+    torch.foo.reset_fallback_counts()  # also re-arms the once-per-op warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = fn(x.to(DEVICE))
+        second = fn(x.to(DEVICE).t().contiguous().t())  # non-contiguous input too
+    assert_same(first, fn(x))
+    assert_same(second, fn(x))
+    assert fallback_counts().get(op) == 2, fallback_counts()
+    messages = _fallback_warnings(caught, op)
+    assert len(messages) == 1, f"expected one warning for {op}, got {messages}"
+    assert "runs on the CPU" in messages[0]
+    # counts keep increasing, warnings stay quiet
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn(x.to(DEVICE))
+    assert fallback_counts().get(op) == 3
+    assert _fallback_warnings(caught, op) == []
+
+
+def test_fallback_with_out_argument_and_inplace() -> None:
+    x = torch.randn(3, 4)
+    out = torch.empty(0, device=DEVICE)
+    torch.cumprod(x.to(DEVICE), 0, out=out)
+    assert_same(out, torch.cumprod(x, 0))
+    y = x.to(DEVICE)
+    y.tril_()  # in place, through the fallback: the device tensor itself is updated
+    assert_same(y, x.tril())
+
+
+@pytest.mark.parametrize(
+    "fn,op",
+    [
+        (lambda: torch.linalg.cholesky(torch.eye(3, device=DEVICE)), "linalg_cholesky_ex.L"),
+        (lambda: torch.fft.fft(torch.randn(8, dtype=torch.complex64).to(DEVICE)), "_fft_c2c"),
+    ],
+    ids=["linalg_cholesky_ex.L", "_fft_c2c"],
+)
+def test_never_fallback_ops_raise(fn: Callable[[], object], op: str) -> None:
+    assert op in POLICY["never"]
+    before = fallback_counts()
+    with pytest.raises(NotImplementedError) as info:
+        fn()
+    message = str(info.value)
+    assert f"aten::{op}" in message and "'foo'" in message and "fallback.never" in message
+    assert fallback_counts().get(f"aten::{op}", 0) == before.get(f"aten::{op}", 0)
+
+
+# ---- Training -------------------------------------------------------------------------------------
+
+
+def _train(device: str, model: torch.nn.Module, optimizer_cls: type, loss_name: str, steps: int = 6) -> list[float]:
+    model = copy.deepcopy(model).to(device)
+    optimizer = optimizer_cls(model.parameters(), lr=0.05)
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(32, 8, generator=g).to(device)
+    if loss_name == "cross_entropy":
+        target = torch.randint(0, 4, (32,), generator=g).to(device)
+        loss_fn = F.cross_entropy
+    else:
+        target = torch.randn(32, 4, generator=g).to(device)
+        loss_fn = F.mse_loss
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), target)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    for p in model.parameters():
+        assert p.device.type == device.split(":")[0]
+    return losses
+
+
+@pytest.mark.parametrize("optimizer_cls", [torch.optim.SGD, torch.optim.Adam], ids=["sgd", "adam"])
+@pytest.mark.parametrize("loss_name", ["cross_entropy", "mse"])
+def test_mlp_training_matches_cpu(optimizer_cls: type, loss_name: str) -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    on_cpu = _train("cpu", model, optimizer_cls, loss_name)
+    on_foo = _train(DEVICE, model, optimizer_cls, loss_name)
+    assert on_cpu[-1] < on_cpu[0]  # it does train
+    torch.testing.assert_close(on_foo, on_cpu, rtol=1e-5, atol=1e-6)
+
+
+# ---- Serialization and pinned memory ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("map_location", [None, "cpu", "foo", "foo:1"])
+def test_save_load_roundtrip(map_location: str | None) -> None:
+    x = torch.randn(3, 4)
+    base = x.to(DEVICE)
+    tensors = {"a": base, "view": base[1:, ::2], "ints": torch.arange(5).to(DEVICE)}
+    buffer = io.BytesIO()
+    torch.save(tensors, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, map_location=map_location)
+    expected_device = torch.device(map_location or "foo:0")
+    if expected_device.type == "foo" and expected_device.index is None:
+        expected_device = torch.device("foo:0")
+    for name, tensor in tensors.items():
+        assert loaded[name].device == expected_device
+        assert torch.equal(loaded[name].cpu(), tensor.cpu())
+    assert loaded["view"].stride() == tensors["view"].stride()  # views keep their layout
+    # the view still shares the loaded storage with its base, as saved
+    assert loaded["view"].untyped_storage().data_ptr() == loaded["a"].untyped_storage().data_ptr()
+
+
+def test_save_load_module_state_dict() -> None:
+    model = torch.nn.Linear(4, 2).to(DEVICE)
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    buffer.seek(0)
+    state = torch.load(buffer)
+    assert all(v.device.type == DEVICE for v in state.values())
+    other = torch.nn.Linear(4, 2).to(DEVICE)
+    other.load_state_dict(state)
+    assert torch.equal(other.weight.cpu(), model.weight.cpu())
+
+
+def test_pin_memory() -> None:
+    x = torch.randn(64, 3)
+    assert not x.is_pinned()
+    pinned = x.pin_memory()
+    assert pinned.is_pinned() and not x.is_pinned()
+    assert torch.equal(pinned, x)
+    on_device = pinned.to(DEVICE, non_blocking=True)
+    torch.foo.synchronize()
+    assert torch.equal(on_device.cpu(), x)
+    back = torch.empty(64, 3).pin_memory()
+    back.copy_(on_device, non_blocking=True)
+    assert torch.equal(back, x)
+    assert torch.empty(4, pin_memory=True).is_pinned()
+
+
+# ---- Several devices ------------------------------------------------------------------------------
+
+
+def test_two_devices_current_device() -> None:
+    assert torch.foo.device_count() >= 2
+    assert torch.empty(2, device=DEVICE).device == torch.device("foo:0")
+    torch.foo.set_device(1)
+    assert torch.foo.current_device() == 1
+    assert torch.empty(2, device=DEVICE).device == torch.device("foo:1")
+    assert torch.randn(2, device=DEVICE).device == torch.device("foo:1")
+    torch.foo.set_device(0)
+    with torch.foo.device(1):
+        assert torch.foo.current_device() == 1
+        assert torch.zeros(2, device=DEVICE).device == torch.device("foo:1")
+    assert torch.foo.current_device() == 0
+    with pytest.raises(IndexError, match="invalid foo device index"):
+        torch.foo.set_device(torch.foo.device_count())
+
+
+def test_device_guard_allocates_on_the_operands_device() -> None:
+    """With foo:0 current, ops on foo:1 tensors allocate their results on foo:1."""
+    torch.foo.set_device(0)
+    a = torch.randn(256, 256).to("foo:1")
+    before = [torch.foo.memory_allocated(i) for i in (0, 1)]
+    results = [a + a, a @ a, torch.relu(a), a.sum(0), torch.cat([a, a]), torch.softmax(a, 1), a.clone()]
+    after = [torch.foo.memory_allocated(i) for i in (0, 1)]
+    assert all(r.device == torch.device("foo:1") for r in results)
+    assert after[0] == before[0], "nothing may be allocated on foo:0"
+    assert after[1] - before[1] >= sum(r.numel() * r.element_size() for r in results)
+    assert torch.foo.current_device() == 0  # the guard restored the current device
+    assert_same(results[1], a.cpu() @ a.cpu())
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a, b: a + b,  # structured functional: meta check
+        lambda a, b: torch.add(a, b, out=torch.empty(0, device=a.device)),  # kernel's own check
+        lambda a, b: torch.mm(a, b),  # generated wrapper's check
+        lambda a, b: torch.cat([a, b]),
+        lambda a, b: torch.where(a > 0, a, b, out=torch.empty(0, device=a.device)),
+        lambda a, b: torch.index_select(a, 0, b[0].long(), out=torch.empty(0, device=a.device)),
+    ],
+    ids=["add", "add.out", "mm", "cat", "where.out", "index_select.out"],
+)
+def test_mixing_devices_is_an_error(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> None:
+    a = torch.ones(2, 2, device="foo:0")
+    b = torch.zeros(2, 2, device="foo:1")
+    with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
+        fn(a, b)
+
+
+def test_mixing_cpu_and_device_is_an_error_except_for_scalars() -> None:
+    a = torch.ones(2, 2, device=DEVICE)
+    with pytest.raises(RuntimeError, match="cpu"):
+        torch.add(a, torch.ones(2, 2), out=torch.empty(0, device=DEVICE))
+    with pytest.raises(RuntimeError):
+        a + torch.ones(2, 2)
+    assert_same(a + torch.tensor(2.0), torch.full((2, 2), 3.0))  # a CPU 0-dim tensor is a scalar
+    assert_same(torch.tensor(2.0) * a, torch.full((2, 2), 2.0))
+
+
+def test_copy_between_devices_keeps_both() -> None:
+    x = torch.randn(100)
+    a = x.to("foo:0")
+    b = a.to("foo:1")
+    c = b.to("foo:0")
+    assert (a.device, b.device, c.device) == (torch.device("foo:0"), torch.device("foo:1"), torch.device("foo:0"))
+    assert torch.equal(c.cpu(), x)
+
+
+# ---- Memory ---------------------------------------------------------------------------------------
+
+
+def test_out_of_memory_is_reported_and_recoverable() -> None:
+    capacity = torch.foo.get_memory_capacity()
+    keep = torch.ones(1024, device=DEVICE)
+    try:
+        torch.foo.set_memory_capacity(64 << 20)
+        with pytest.raises(torch.OutOfMemoryError) as info:
+            torch.empty(100 << 20, dtype=torch.uint8, device=DEVICE)
+        message = str(info.value)
+        assert "foo:0" in message
+        assert "100.00 MiB" in message and "64.00 MiB" in message  # requested size and capacity
+        assert torch.foo.memory_stats()["oom_count"] >= 1
+        small = torch.ones(1000, device=DEVICE)  # within capacity: still fine
+        assert small.sum().item() == 1000
+    finally:
+        torch.foo.set_memory_capacity(capacity)
+    assert torch.foo.get_memory_capacity() == capacity
+    big = torch.ones(100 << 20, dtype=torch.uint8, device=DEVICE)  # works again
+    assert big[-1].item() == 1 and keep.sum().item() == 1024
+
+
+def test_memory_stats_move() -> None:
+    torch.foo.synchronize()
+    start = torch.foo.memory_allocated()
+    torch.foo.reset_peak_memory_stats()
+    x = torch.empty(1 << 20, device=DEVICE)  # 4 MiB
+    assert torch.foo.memory_allocated() - start >= 4 << 20
+    assert torch.foo.memory_reserved() >= torch.foo.memory_allocated()
+    stats = torch.foo.memory_stats()
+    assert stats["active_blocks"] >= 1 and stats["alloc_requests"] >= 1
+    del x
+    assert torch.foo.memory_allocated() == start
+    assert torch.foo.max_memory_allocated() >= start + (4 << 20)
+    torch.foo.empty_cache()
+    assert torch.foo.memory_reserved() <= torch.foo.memory_stats()["reserved_bytes"] + 1
+
+
+def _run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONFAULTHANDLER", "SCAFFOLD_PROTECT_MEMORY")}
+    environment.update(env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=120)
+
+
+READ_DEVICE_POINTER = """
+import ctypes, torch
+t = torch.full((4,), 2.5, device="foo")
+print("protected:", torch.foo.memory_protection_enabled(), flush=True)
+print("value:", ctypes.c_float.from_address(t.data_ptr()).value, flush=True)
+"""
+
+
+def test_host_read_of_device_memory_segfaults() -> None:
+    result = _run_python(READ_DEVICE_POINTER)
+    assert result.returncode == -11, (result.returncode, result.stdout, result.stderr)
+    assert "protected: True" in result.stdout and "value:" not in result.stdout
+
+
+def test_host_read_works_without_memory_protection() -> None:
+    result = _run_python(READ_DEVICE_POINTER, SCAFFOLD_PROTECT_MEMORY="0")
+    assert result.returncode == 0, result.stderr
+    assert "protected: False" in result.stdout and "value: 2.5" in result.stdout
+
+
+def test_kernels_work_without_memory_protection() -> None:
+    result = _run_python(
+        "import torch\n"
+        "a = torch.randn(50, 40); b = torch.randn(40, 30)\n"
+        "r = (a.to('foo') @ b.to('foo')).relu().sum(1)\n"
+        "assert torch.allclose(r.cpu(), (a @ b).relu().sum(1)), 'mismatch'\n"
+        "print('ok', torch.foo.memory_protection_enabled())\n",
+        SCAFFOLD_PROTECT_MEMORY="0",
+    )
+    assert result.returncode == 0 and "ok False" in result.stdout, result.stderr
+
+
+# ---- Threads --------------------------------------------------------------------------------------
+
+
+def test_threads_compute_like_cpu() -> None:
+    """Several Python threads running foo ops at once (on both devices) get the CPU's results."""
+    errors: list[BaseException] = []
+    results: dict[int, list[torch.Tensor]] = {}
+
+    def work(index: int) -> None:
+        try:
+            g = torch.Generator().manual_seed(index)
+            a, b = torch.randn(64, 48, generator=g), torch.randn(48, 32, generator=g)
+            torch.foo.set_device(index % 2)  # per-thread current device
+            fa, fb = a.to(DEVICE), b.to(DEVICE)
+            out = []
+            for step in range(30):
+                y = torch.softmax(torch.relu(fa @ fb + step), 1).sum(0)
+                out.append(y)
+            assert all(t.device == torch.device(f"foo:{index % 2}") for t in out)
+            expected = [torch.softmax(torch.relu(a @ b + step), 1).sum(0) for step in range(30)]
+            for got, want in zip(out, expected):
+                torch.testing.assert_close(got.cpu(), want)
+            results[index] = out
+        except BaseException as err:  # noqa: BLE001 -- reported by the main thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sorted(results) == list(range(6))
+    assert torch.foo.current_device() == 0  # other threads' set_device did not leak here
+
+
+# ---- torch.foo --------------------------------------------------------------------------------------
+
+
+def test_torch_foo_api() -> None:
+    expected_count = int(os.environ.get("SCAFFOLD_DEVICE_COUNT", "2"))
+    assert torch.foo.device_count() == expected_count
+    assert torch.foo.is_available()
+    assert torch.foo.current_device() == 0
+    torch.foo.set_device("foo:1")
+    assert torch.foo.current_device() == 1
+    torch.foo.set_device(torch.device("foo", 0))
+    assert torch.foo.current_device() == 0
+    torch.foo.synchronize()
+    torch.foo.synchronize(1)
+    assert torch.device(DEVICE).type == "foo"
+    assert torch.ones(2).foo().device == torch.device("foo:0")  # Tensor.foo()
+    assert torch.ones(2, device=DEVICE).is_foo
+    assert next(torch.nn.Linear(2, 2).foo().parameters()).device.type == "foo"
+
+
+def test_manual_seed_reproducibility() -> None:
+    torch.foo.manual_seed(42)
+    first = torch.randn(1000, device=DEVICE).cpu()
+    torch.foo.manual_seed(42)
+    again = torch.randn(1000, device=DEVICE).cpu()
+    torch.foo.manual_seed(43)
+    other = torch.randn(1000, device=DEVICE).cpu()
+    assert torch.equal(first, again) and not torch.equal(first, other)
+    assert torch.foo.initial_seed() == 43
+    state = torch.foo.get_rng_state()
+    a = torch.rand(10, device=DEVICE).cpu()
+    torch.foo.set_rng_state(state)
+    assert torch.equal(torch.rand(10, device=DEVICE).cpu(), a)
+    # per-device generators: seeding foo:0 leaves foo:1 alone
+    torch.foo.manual_seed_all(5)
+    x1 = torch.randn(10, device="foo:1").cpu()
+    torch.foo.manual_seed(6)
+    torch.foo.set_device(1)
+    torch.foo.manual_seed(5)
+    assert torch.equal(torch.randn(10, device="foo:1").cpu(), x1)
+    # and a foo generator gives the CPU's stream for the same seed
+    torch.foo.manual_seed(9)
+    torch.manual_seed(9)
+    assert torch.equal(torch.randn(5, 5, device="foo:1").cpu(), torch.randn(5, 5))
+
+
+def test_random_ops_through_the_fallback_use_the_cpu_generator() -> None:
+    """Dropout (aten::native_dropout) has no foo kernel: it runs on the CPU, drawing from the CPU
+    generator. torch.manual_seed seeds both, so it is reproducible that way; torch.foo.manual_seed
+    alone does not govern it (only native random kernels: normal_, uniform_)."""
+    x = torch.ones(10000, device=DEVICE)
+    torch.manual_seed(1)
+    a = F.dropout(x, 0.5)
+    torch.manual_seed(1)
+    b = F.dropout(x, 0.5)
+    assert a.device.type == DEVICE and torch.equal(a.cpu(), b.cpu())
+    assert 0.4 < (a.cpu() == 0).float().mean().item() < 0.6
+    assert fallback_counts().get("aten::native_dropout", 0) >= 2
