@@ -1,16 +1,12 @@
-"""PyTorch backend for the simulated device "foo" (``torch.device("foo")``)."""
+"""PyTorch backend for the 'foo' device: ``torch.device("foo")``.
+
+Made with scaffold-backend. Importing this package loads the compiled runtime and kernels
+(torch_foo._C) and registers the device with torch (torch.foo, Tensor.foo(),
+...). It raises if another PrivateUse1 backend is already loaded in this process.
+"""
 
 from . import _device
 
 DEVICE_NAME = "foo"
 
-# Loads the compiled runtime + kernels (torch_foo._C) and registers the
-# device with torch: torch.foo, Tensor.foo(), ...
 _C = _device.install(DEVICE_NAME, __name__)
-
-
-def _autoload() -> None:
-    """Entry point torch calls on ``import torch`` (group ``torch.backends``).
-
-    Importing this package already installed the backend; nothing else to do.
-    """

@@ -31,11 +31,21 @@ _lock = threading.Lock()
 _installed: dict[str, types.ModuleType] = {}
 
 
+class PrivateUse1ConflictError(RuntimeError):
+    """Another backend already owns PrivateUse1 in this process.
+
+    The autoload entry point (``_<package>_autoload.py``) turns exactly this
+    error into a warning, so two installed backends do not break
+    ``import torch``; an explicit ``import <package>`` still raises it."""
+
+    privateuse1_conflict = True
+
+
 def check_privateuse1_available(device_name: str, package_name: str) -> None:
-    """Raise RuntimeError if PrivateUse1 is already taken by another backend."""
+    """Raise PrivateUse1ConflictError if another backend owns PrivateUse1."""
     current = torch._C._get_privateuse1_backend_name()
     if current not in (_DEFAULT_PRIVATEUSE1_NAME, device_name):
-        raise RuntimeError(
+        raise PrivateUse1ConflictError(
             f"Cannot load backend '{device_name}' (package {package_name}): "
             f"PrivateUse1 is already used by backend '{current}'. PyTorch "
             "supports only one PrivateUse1 backend per process. Uninstall one "
@@ -53,9 +63,11 @@ def install(device_name: str, package_name: str) -> types.ModuleType:
         try:
             c_module = importlib.import_module(f"{package_name}._C")
         except ImportError as err:
-            # E.g. the runtime found PrivateUse1 registered by a backend that
-            # did not rename it; name both sides.
-            raise RuntimeError(
+            if "PrivateUse1" not in str(err):
+                raise  # a broken build, not a conflict: never soften it
+            # The runtime found PrivateUse1 registered by a backend that did
+            # not rename it; name both sides.
+            raise PrivateUse1ConflictError(
                 f"Cannot load backend '{device_name}' (package {package_name}): {err}"
             ) from err
         if torch._C._get_privateuse1_backend_name() == _DEFAULT_PRIVATEUSE1_NAME:
