@@ -1,26 +1,17 @@
-"""Shared fixtures: real torch headers, a CLI runner, and helpers to build and load C++."""
+"""Fixtures for the generator's tests; importable helpers are in scaffold_testing.py."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import sysconfig
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from scaffold_testing import Toolchain
 
 from scaffold_backend.cli import cli
 from scaffold_backend.inputs import find_installed_torch
-
-REPO = Path(__file__).resolve().parent.parent
-# Real headers from the torch 2.9.0 and 2.12.0 wheels, for upgrade tests (see shared/data/README.md).
-SHARED_DATA = Path(os.environ.get("SCAFFOLD_SHARED_DATA", REPO.parent / "shared" / "data"))
-TESTS = Path(__file__).resolve().parent
-GOLDEN = TESTS / "golden"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,13 +32,6 @@ def installed_header() -> Path:
     return find_installed_torch().declarations_path
 
 
-def shared_header(version: str) -> Path:
-    path = SHARED_DATA / f"torch-{version}" / "RegistrationDeclarations.h"
-    if not path.is_file():
-        pytest.fail(f"missing real upgrade data {path}: set SCAFFOLD_SHARED_DATA")
-    return path
-
-
 @pytest.fixture
 def cli_run(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """Run the CLI in-process from a chosen working directory."""
@@ -59,54 +43,6 @@ def cli_run(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     return run
 
 
-def run_cli_process(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The real executable, for exit codes and 'no traceback' checks."""
-    return subprocess.run(
-        [sys.executable, "-m", "scaffold_backend.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def tree(directory: Path) -> dict[str, bytes]:
-    """Every file below `directory` by relative path, with its bytes."""
-    return {
-        path.relative_to(directory).as_posix(): path.read_bytes()
-        for path in sorted(directory.rglob("*"))
-        if path.is_file()
-    }
-
-
-@dataclass(frozen=True)
-class Toolchain:
-    """g++ and the flags to compile against the installed torch (no build system needed)."""
-
-    include_flags: tuple[str, ...]
-    library_dir: Path
-
-    def compile(self, source: Path, output: Path, include_dirs: Sequence[Path] = ()) -> subprocess.Popen[str]:
-        command = [
-            "g++", "-std=c++20", "-fPIC", "-O0", "-w", "-c", str(source), "-o", str(output),
-            *self.include_flags, *(f"-I{directory}" for directory in include_dirs),
-        ]
-        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-    def link(self, objects: Sequence[Path], output: Path) -> None:
-        subprocess.run(
-            ["g++", "-shared", "-o", str(output), *map(str, objects), f"-L{self.library_dir}",
-             "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{self.library_dir}"],
-            check=True,
-        )
-
-
 @pytest.fixture(scope="session")
 def toolchain() -> Toolchain:
     torch = find_installed_torch()
@@ -114,32 +50,3 @@ def toolchain() -> Toolchain:
     flags = (f"-I{include}", f"-I{include / 'torch' / 'csrc' / 'api' / 'include'}",
              f"-I{sysconfig.get_paths()['include']}")
     return Toolchain(include_flags=flags, library_dir=torch.package_dir / "lib")
-
-
-def compile_all(
-    toolchain: Toolchain, sources: Sequence[Path], objects_dir: Path, include_dirs: Sequence[Path], jobs: int = 2
-) -> list[Path]:
-    """Compile `sources` with `jobs` g++ processes at a time; fail with the compiler's output."""
-    objects_dir.mkdir(parents=True, exist_ok=True)
-    pending = list(sources)
-    running: list[tuple[Path, subprocess.Popen[str]]] = []
-    objects = []
-    while pending or running:
-        while pending and len(running) < jobs:
-            source = pending.pop(0)
-            target = objects_dir / (source.name + ".o")
-            objects.append(target)
-            running.append((source, toolchain.compile(source, target, include_dirs)))
-        source, process = running.pop(0)
-        output, _ = process.communicate()
-        assert process.returncode == 0, f"g++ failed on {source}:\n{output[-6000:]}"
-    return objects
-
-
-def python_without_autoload(code: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run Python code in a fresh process where no PrivateUse1 backend is autoloaded, so a test
-    library can claim the key."""
-    environment = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=cwd, env=environment, capture_output=True, text=True
-    )

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import TESTS, Toolchain, compile_all, python_without_autoload
+from scaffold_testing import TESTS, Toolchain, compile_all, python_without_autoload
 
 from scaffold_backend.generate import GenerateOptions, run
 from scaffold_backend.inputs import load_declarations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import shared_header
+from scaffold_testing import shared_header
 
 from scaffold_backend.errors import DeclarationsError, ScaffoldError
 from scaffold_backend.model import parse_declarations

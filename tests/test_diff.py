@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import TESTS, run_cli_process, shared_header
+from scaffold_testing import TESTS, run_cli_process, shared_header
 
 from scaffold_backend.diff import FlagChange, diff_declarations
 from scaffold_backend.inputs import load_declarations

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import GOLDEN, TESTS, run_cli_process, tree, write
+from scaffold_testing import GOLDEN, TESTS, run_cli_process, tree, write
 
 DATA = TESTS / "data"
 SMALL_YAML = DATA / "small_backend.yaml"
@@ -234,7 +234,7 @@ def test_the_same_path_is_never_written_twice(tmp_path: Path) -> None:
 
 def test_reference_backend_generated_sources_are_current() -> None:
     """generated/ is checked in; it must be exactly what the generator produces now."""
-    from conftest import REPO
+    from scaffold_testing import REPO
 
     process = run_cli_process(["generate", "--check"], REPO)
     assert process.returncode == 0, process.stdout + process.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, run_cli_process, tree
+from scaffold_testing import REPO, run_cli_process, tree
 
 from scaffold_backend.core_ops import CORE_OPS
 from scaffold_backend.init_project import (

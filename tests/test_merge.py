@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import TESTS, run_cli_process
+from scaffold_testing import TESTS, run_cli_process
 
 DATA = TESTS / "data"
 ARGS = ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "generated"]

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import TESTS, Toolchain, compile_all, python_without_autoload, run_cli_process, shared_header, tree
+from scaffold_testing import TESTS, Toolchain, compile_all, python_without_autoload, run_cli_process, shared_header, tree
 
 YAML_2_9 = """\
 backend: PrivateUse1

@@ -1,0 +1,107 @@
+"""Helpers shared by the generator's tests (fixtures live in conftest.py). A module of its own,
+not conftest.py: tests/backend has a conftest.py too, and `from conftest import` would be
+ambiguous."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from scaffold_backend.inputs import find_installed_torch
+
+REPO = Path(__file__).resolve().parent.parent
+# Real headers from the torch 2.9.0 and 2.12.0 wheels, for upgrade tests (see shared/data/README.md).
+SHARED_DATA = Path(os.environ.get("SCAFFOLD_SHARED_DATA", REPO.parent / "shared" / "data"))
+TESTS = Path(__file__).resolve().parent
+GOLDEN = TESTS / "golden"
+
+
+def shared_header(version: str) -> Path:
+    path = SHARED_DATA / f"torch-{version}" / "RegistrationDeclarations.h"
+    if not path.is_file():
+        pytest.fail(f"missing real upgrade data {path}: set SCAFFOLD_SHARED_DATA")
+    return path
+
+
+def run_cli_process(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real executable, for exit codes and 'no traceback' checks."""
+    return subprocess.run(
+        [sys.executable, "-m", "scaffold_backend.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    """Every file below `directory` by relative path, with its bytes."""
+    return {
+        path.relative_to(directory).as_posix(): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """g++ and the flags to compile against the installed torch (no build system needed)."""
+
+    include_flags: tuple[str, ...]
+    library_dir: Path
+
+    def compile(self, source: Path, output: Path, include_dirs: Sequence[Path] = ()) -> subprocess.Popen[str]:
+        command = [
+            "g++", "-std=c++20", "-fPIC", "-O0", "-w", "-c", str(source), "-o", str(output),
+            *self.include_flags, *(f"-I{directory}" for directory in include_dirs),
+        ]
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def link(self, objects: Sequence[Path], output: Path) -> None:
+        subprocess.run(
+            ["g++", "-shared", "-o", str(output), *map(str, objects), f"-L{self.library_dir}",
+             "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{self.library_dir}"],
+            check=True,
+        )
+
+
+def compile_all(
+    toolchain: Toolchain, sources: Sequence[Path], objects_dir: Path, include_dirs: Sequence[Path], jobs: int = 2
+) -> list[Path]:
+    """Compile `sources` with `jobs` g++ processes at a time; fail with the compiler's output."""
+    objects_dir.mkdir(parents=True, exist_ok=True)
+    pending = list(sources)
+    running: list[tuple[Path, subprocess.Popen[str]]] = []
+    objects = []
+    while pending or running:
+        while pending and len(running) < jobs:
+            source = pending.pop(0)
+            target = objects_dir / (source.name + ".o")
+            objects.append(target)
+            running.append((source, toolchain.compile(source, target, include_dirs)))
+        source, process = running.pop(0)
+        output, _ = process.communicate()
+        assert process.returncode == 0, f"g++ failed on {source}:\n{output[-6000:]}"
+    return objects
+
+
+def python_without_autoload(code: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run Python code in a fresh process where no PrivateUse1 backend is autoloaded, so a test
+    library can claim the key."""
+    environment = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, env=environment, capture_output=True, text=True
+    )
