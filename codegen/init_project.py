@@ -96,8 +96,8 @@ def render_package_files(names: ProjectNames, layout: ProjectLayout) -> dict[str
     }
     return {
         "pyproject.toml": render("project/pyproject.toml.j2", **context),
-        f"{names.package}/__init__.py": render("project/package_init.py.j2", **context),
-        f"{names.autoload_module}.py": render("project/autoload.py.j2", **context),
+        f"python/{names.package}/__init__.py": render("project/package_init.py.j2", **context),
+        f"python/{names.autoload_module}.py": render("project/autoload.py.j2", **context),
     }
 
 
@@ -111,9 +111,9 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
     }
     for source, target in _COPIED_FROM_RUNTIME.items():
         files[target] = (runtime / source).read_text(encoding="utf-8")
-    files[f"{names.package}/_device.py"] = (runtime / RUNTIME_PACKAGE / "_device.py").read_text(
-        encoding="utf-8"
-    )
+    files[f"python/{names.package}/_device.py"] = (
+        runtime / "python" / RUNTIME_PACKAGE / "_device.py"
+    ).read_text(encoding="utf-8")
     return files
 
 
@@ -126,17 +126,11 @@ def check_device_name(name: str) -> None:
     """NAME must be a safe identifier, and nothing torch already has: `torch.NAME` (the device
     module), `Tensor.NAME()` / `Tensor.is_NAME` and `Module.NAME()` (the generated methods)."""
     location = SourceLocation("NAME")
-    problem = ident.device_name_problem(name)
-    if problem is not None:
-        raise ProjectConfigError(
-            f"'{name}' cannot be a device name: it {problem}",
-            location=location,
-            hint="pick a short lowercase name such as 'foo' or 'my_npu'",
-        )
+    ident.check_device_name(name, location)
     clash = _torch_attribute_clash(name)
     if clash is not None:
         raise ProjectConfigError(
-            f"'{name}' cannot be a device name: PyTorch already uses it ({clash})",
+            f"device name '{name}' is already used by PyTorch ({clash})",
             location=location,
             hint="pick a name PyTorch does not use, such as 'my_npu'",
         )

@@ -30,17 +30,17 @@ def init(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("Foo", "error: NAME: 'Foo' cannot be a device name: it is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
-        ("2fast", "error: NAME: '2fast' cannot be a device name: it is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
-        ("my-npu", "error: NAME: 'my-npu' cannot be a device name: it is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
-        ("template", "error: NAME: 'template' cannot be a device name: it is a C++ keyword"),
-        ("import", "error: NAME: 'import' cannot be a device name: it is a Python keyword"),
-        ("cuda", "error: NAME: 'cuda' cannot be a device name: it is a device name PyTorch already uses"),
-        ("meta", "error: NAME: 'meta' cannot be a device name: it is a device name PyTorch already uses"),
-        ("xla", "error: NAME: 'xla' cannot be a device name: it is a device name PyTorch already uses"),
-        ("nn", "error: NAME: 'nn' cannot be a device name: PyTorch already uses it (torch.nn exists)"),
-        ("leaf", "error: NAME: 'leaf' cannot be a device name: PyTorch already uses it (torch.Tensor.is_leaf exists)"),
-        ("eval", "error: NAME: 'eval' cannot be a device name: PyTorch already uses it (torch.nn.modules.module.Module.eval exists)"),
+        ("Foo", "error: NAME: device name 'Foo' is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
+        ("2fast", "error: NAME: device name '2fast' is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
+        ("my-npu", "error: NAME: device name 'my-npu' is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
+        ("template", "error: NAME: device name 'template' is a C++ keyword"),
+        ("import", "error: NAME: device name 'import' is a Python keyword"),
+        ("cuda", "error: NAME: device name 'cuda' is a device name PyTorch already uses"),
+        ("meta", "error: NAME: device name 'meta' is a device name PyTorch already uses"),
+        ("xla", "error: NAME: device name 'xla' is a device name PyTorch already uses"),
+        ("nn", "error: NAME: device name 'nn' is already used by PyTorch (torch.nn exists)"),
+        ("leaf", "error: NAME: device name 'leaf' is already used by PyTorch (torch.Tensor.is_leaf exists)"),
+        ("eval", "error: NAME: device name 'eval' is already used by PyTorch (torch.nn.modules.module.Module.eval exists)"),
     ],
 )
 def test_invalid_names(tmp_path: Path, name: str, message: str) -> None:
@@ -130,7 +130,7 @@ def test_new_project_shape(tmp_path: Path) -> None:
         if name.endswith((".h", ".cpp")):
             assert files[f"csrc/{name}"] == content
     assert files["CMakeLists.txt"] == (REPO / "runtime" / "CMakeLists.txt").read_bytes()
-    assert files["torch_bar/_device.py"] == (REPO / "runtime" / "torch_foo" / "_device.py").read_bytes()
+    assert files["python/torch_bar/_device.py"] == (REPO / "runtime" / "python" / "torch_foo" / "_device.py").read_bytes()
     # The backend YAML: core ops plus --ops (view is a core op already), device and namespace.
     config = yaml.safe_load(files["yaml/bar.yaml"])
     assert config["device"] == "bar" and config["cpp_namespace"] == "bar"
@@ -147,7 +147,7 @@ def test_new_project_shape(tmp_path: Path) -> None:
     assert readme[3].startswith("pip install torch==2.13.0 ") and "pip install --no-build-isolation ." in readme[3]
     assert readme[4] == "python -m pytest tests -q"
     assert {".github/workflows/bar.yml", ".github/workflows/bar-torch-upgrade.yml", "tests/test_bar.py",
-            "_torch_bar_autoload.py", "torch_bar/__init__.py", ".gitignore"} <= set(files)
+            "python/_torch_bar_autoload.py", "python/torch_bar/__init__.py", ".gitignore"} <= set(files)
     for workflow in (".github/workflows/bar.yml", ".github/workflows/bar-torch-upgrade.yml"):
         document = yaml.safe_load(files[workflow])
         assert "jobs" in document

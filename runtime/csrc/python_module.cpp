@@ -102,6 +102,17 @@ bool parse_device(PyObject* args, c10::DeviceIndex* device) {
   return ok != nullptr;
 }
 
+// Runs `body(device)` for the optional device-index argument of a module
+// function (-1 or absent: the current device), with C++ errors translated.
+template <typename Body>
+PyObject* with_device(PyObject* args, Body&& body) {
+  c10::DeviceIndex device = 0;
+  if (!parse_device(args, &device)) {
+    return nullptr;
+  }
+  return guarded([&] { return body(device); });
+}
+
 PyObject* to_py(uint64_t value) {
   return PyLong_FromUnsignedLongLong(value);
 }
@@ -117,22 +128,14 @@ PyObject* py_current_device(PyObject*, PyObject*) {
 }
 
 PyObject* py_set_device(PyObject*, PyObject* args) {
-  c10::DeviceIndex device = 0;
-  if (!parse_device(args, &device)) {
-    return nullptr;
-  }
-  return guarded([&] {
+  return with_device(args, [&](c10::DeviceIndex device) {
     set_device(device);
     Py_RETURN_NONE;
   });
 }
 
 PyObject* py_synchronize(PyObject*, PyObject* args) {
-  c10::DeviceIndex device = 0;
-  if (!parse_device(args, &device)) {
-    return nullptr;
-  }
-  return guarded([&] {
+  return with_device(args, [&](c10::DeviceIndex device) {
     synchronize_device(device);
     Py_RETURN_NONE;
   });
@@ -157,11 +160,7 @@ PyObject* py_manual_seed(PyObject*, PyObject* args) {
 }
 
 PyObject* py_seed(PyObject*, PyObject* args) {
-  c10::DeviceIndex device = 0;
-  if (!parse_device(args, &device)) {
-    return nullptr;
-  }
-  return guarded([&] {
+  return with_device(args, [&](c10::DeviceIndex device) {
     at::Generator& gen = default_generator(device);
     std::lock_guard<std::mutex> lock(gen.mutex());
     return to_py(gen.seed());
@@ -169,11 +168,7 @@ PyObject* py_seed(PyObject*, PyObject* args) {
 }
 
 PyObject* py_initial_seed(PyObject*, PyObject* args) {
-  c10::DeviceIndex device = 0;
-  if (!parse_device(args, &device)) {
-    return nullptr;
-  }
-  return guarded([&] {
+  return with_device(args, [&](c10::DeviceIndex device) {
     at::Generator& gen = default_generator(device);
     std::lock_guard<std::mutex> lock(gen.mutex());
     return to_py(gen.current_seed());
@@ -181,11 +176,7 @@ PyObject* py_initial_seed(PyObject*, PyObject* args) {
 }
 
 PyObject* py_get_rng_state(PyObject*, PyObject* args) {
-  c10::DeviceIndex device = 0;
-  if (!parse_device(args, &device)) {
-    return nullptr;
-  }
-  return guarded([&] {
+  return with_device(args, [&](c10::DeviceIndex device) {
     std::vector<uint8_t> state = get_rng_state_bytes(device);
     return PyBytes_FromStringAndSize(
         reinterpret_cast<const char*>(state.data()),
@@ -214,19 +205,12 @@ PyObject* py_set_rng_state(PyObject*, PyObject* args) {
 
 template <uint64_t DeviceMemoryStats::*Field>
 PyObject* py_stat(PyObject*, PyObject* args) {
-  c10::DeviceIndex device = 0;
-  if (!parse_device(args, &device)) {
-    return nullptr;
-  }
-  return guarded([&] { return to_py(memory_stats(device).*Field); });
+  return with_device(
+      args, [&](c10::DeviceIndex device) { return to_py(memory_stats(device).*Field); });
 }
 
 PyObject* py_memory_stats(PyObject*, PyObject* args) {
-  c10::DeviceIndex device = 0;
-  if (!parse_device(args, &device)) {
-    return nullptr;
-  }
-  return guarded([&]() -> PyObject* {
+  return with_device(args, [&](c10::DeviceIndex device) -> PyObject* {
     const DeviceMemoryStats s = memory_stats(device);
     const std::pair<const char*, uint64_t> fields[] = {
         {"allocated_bytes", s.allocated_bytes},
@@ -258,11 +242,7 @@ PyObject* py_memory_stats(PyObject*, PyObject* args) {
 }
 
 PyObject* py_reset_peak_memory_stats(PyObject*, PyObject* args) {
-  c10::DeviceIndex device = 0;
-  if (!parse_device(args, &device)) {
-    return nullptr;
-  }
-  return guarded([&] {
+  return with_device(args, [&](c10::DeviceIndex device) {
     reset_peak_memory_stats(device);
     Py_RETURN_NONE;
   });
@@ -294,11 +274,8 @@ PyObject* py_set_memory_capacity(PyObject*, PyObject* args) {
 }
 
 PyObject* py_get_memory_capacity(PyObject*, PyObject* args) {
-  c10::DeviceIndex device = 0;
-  if (!parse_device(args, &device)) {
-    return nullptr;
-  }
-  return guarded([&] { return to_py(memory_capacity(device)); });
+  return with_device(
+      args, [&](c10::DeviceIndex device) { return to_py(memory_capacity(device)); });
 }
 
 PyObject* py_in_bad_fork(PyObject*, PyObject*) {
