@@ -17,7 +17,7 @@ from .emit.fallback import emit_fallback
 from .emit.manifest import build_manifest, emit_manifest
 from .emit.registration import emit_autograd_registration, emit_registration_shards
 from .emit.stubs import KernelFile, emit_stubs
-from .errors import MergeConflictError
+from .errors import MergeConflictError, StaleOutputError
 from .backend_yaml import default_backend_config
 from .inputs import display_path, load_backend_config, load_declarations
 from .manifest import Manifest, parse_manifest
@@ -143,14 +143,29 @@ def _orphaned_kernel_files(
 
 
 def run(options: GenerateOptions) -> GenerateResult:
-    """Generate and write; raise MergeConflictError after writing if a merge left markers."""
+    """Generate and write. Merge conflicts are written (with markers) like any other change;
+    callers then fail with `require_no_conflicts`."""
     result = prepare(options)
     apply(result.plan)
+    return result
+
+
+def require_no_conflicts(result: GenerateResult) -> None:
     conflicts = result.conflicts()
     if conflicts:
-        names = ", ".join(display_path(path, options.root) for path in conflicts)
+        names = ", ".join(display_path(path, result.layout.root) for path in conflicts)
         raise MergeConflictError(
-            f"kernel file(s) with merge conflicts: {names}",
+            f"kernel file(s) with unresolved merge conflicts: {names}",
             hint="resolve the <<<<<<< / >>>>>>> regions, then run `scaffold-backend generate` again",
         )
-    return result
+
+
+def require_current(result: GenerateResult) -> None:
+    """The CI gate on a prepared (unwritten) result: unresolved conflicts or stale files fail."""
+    require_no_conflicts(result)
+    if result.plan:
+        raise StaleOutputError(
+            f"{len(result.plan.changes)} file(s) are stale against "
+            f"{result.selection.declarations.description} and {result.selection.config.display_path}",
+            hint="run `scaffold-backend generate` and commit the result",
+        )

@@ -120,9 +120,22 @@ def _torch_version_beside(header: Path) -> str | None:
     return None
 
 
-def load_declarations_argument(argument: str, cwd: Path, root: Path) -> DeclarationsFile:
-    """A declarations header named on the command line: a file, a torch installation (or any
-    directory holding the header where torch puts it), or `installed` for the current torch."""
+def load_declarations_argument(label: str, argument: str, cwd: Path, root: Path) -> DeclarationsFile:
+    """A declarations header named on the command line (`label` says which, e.g. OLD): a file,
+    a torch installation (or any directory holding the header where torch puts it), or
+    `installed` for the current torch."""
+    try:
+        return _load_declarations_argument(argument, cwd, root)
+    except DeclarationsError as error:
+        raise DeclarationsError(
+            f"{label} is not a readable RegistrationDeclarations.h: {error.message}",
+            location=error.location,
+            hint="diff compares two RegistrationDeclarations.h files, torch installations, "
+            "or `installed` (the current torch)",
+        ) from None
+
+
+def _load_declarations_argument(argument: str, cwd: Path, root: Path) -> DeclarationsFile:
     if argument == INSTALLED:
         return load_declarations(None, root)
     path = cwd / argument

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ProjectConfigError, SourceLocation
+from .generate import GenerateOptions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,3 +68,70 @@ def _read_settings(pyproject: Path) -> ProjectSettings | None:
             )
         paths[key] = root / value
     return ProjectSettings(root=root, **paths)
+
+
+@dataclass(frozen=True)
+class InputPaths:
+    """The inputs of a command that reads but does not write (ops, diff)."""
+
+    root: Path
+    yaml: Path | None
+    declarations: Path | None
+    kernels_dir_name: str
+
+
+def resolve_inputs(cwd: Path, yaml: Path | None, declarations: Path | None) -> InputPaths:
+    """Command-line paths (relative to `cwd`) win over the project's settings."""
+    settings = find_project_settings(cwd)
+    kernels = settings.kernels if settings else None
+    return InputPaths(
+        root=settings.root if settings else cwd,
+        yaml=cwd / yaml if yaml else settings.yaml if settings else None,
+        declarations=cwd / declarations if declarations else settings.declarations if settings else None,
+        kernels_dir_name=kernels.name if kernels else "kernels",
+    )
+
+
+def resolve_generate_options(
+    cwd: Path,
+    yaml: Path | None,
+    out: Path | None,
+    kernels: Path | None,
+    declarations: Path | None,
+    force: bool,
+) -> GenerateOptions:
+    """Command-line paths (relative to `cwd`) win over project settings (relative to the
+    pyproject.toml holding them)."""
+    settings = find_project_settings(cwd)
+    yaml_path = cwd / yaml if yaml else settings.yaml if settings else None
+    out_dir = cwd / out if out else settings.out if settings else None
+    if yaml_path is None or out_dir is None:
+        missing = " and ".join(
+            name for name, value in (("--yaml", yaml_path), ("--out", out_dir)) if value is None
+        )
+        raise ProjectConfigError(
+            f"no {missing} given, and no pyproject.toml with [tool.{SETTINGS_TABLE}] settings "
+            "was found here or above",
+            hint="pass --yaml FILE --out DIR, or run inside a project made by `scaffold-backend init`",
+        )
+    if kernels:
+        kernels_dir = cwd / kernels
+    elif settings and settings.kernels and out is None:
+        kernels_dir = settings.kernels
+    else:
+        kernels_dir = out_dir.parent / "kernels"
+    if declarations:
+        declarations_path: Path | None = cwd / declarations
+    else:
+        declarations_path = settings.declarations if settings else None
+    return GenerateOptions(
+        yaml_path=yaml_path,
+        out_dir=out_dir,
+        kernels_dir=kernels_dir,
+        declarations_path=declarations_path,
+        # Inputs are named relative to the project: the pyproject.toml's directory, else the
+        # output directory's parent. Never the working directory, or running the same command
+        # from elsewhere would rewrite every file.
+        root=settings.root if settings else out_dir.resolve().parent,
+        force=force,
+    )

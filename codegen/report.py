@@ -1,13 +1,20 @@
-"""The `ops` listing: the selection as rows, for a table or for JSON."""
+"""What the commands print: the `ops` listing (a table or JSON) and the change reports of
+`generate` and `init`."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 from .emit.common import Layout
+from .generate import GenerateResult
+from .init_project import InitResult
+from .inputs import display_path
+from .merge import MergeOutcome
 from .selection import OpStatus, Selection
+from .writer import Action
 
 
 def ops_rows(selection: Selection, statuses: Collection[OpStatus]) -> list[dict[str, Any]]:
@@ -59,3 +66,48 @@ def ops_table(selection: Selection, rows: list[dict[str, Any]]) -> str:
         f"{selection.config.fallback.default.value}."
     )
     return "\n".join(lines) + "\n"
+
+
+def generate_report(result: GenerateResult, root: Path, *, planned: bool) -> tuple[list[str], list[str]]:
+    """What `generate` prints: one line per file change (stdout), then notes about kernel files
+    the user has to look at (stderr)."""
+    verbs = {
+        Action.CREATE: "create" if planned else "created",
+        Action.UPDATE: "update" if planned else "updated",
+        Action.DELETE: "delete" if planned else "deleted",
+        Action.MERGE: "merge" if planned else "merged",
+        Action.CONFLICT: "conflict",
+    }
+    lines = [f"{verbs[change.action]:>9}  {display_path(change.path, root)}" for change in result.plan.changes]
+    notes = []
+    for path, merge in sorted(result.merges.items()):
+        shown = display_path(path, root)
+        if merge.outcome is MergeOutcome.UNTRACKED:
+            notes.append(f"warning: {shown} is not in the manifest; left as it is")
+        if merge.removed_ops:
+            notes.append(
+                f"note: {shown} still defines kernels for {', '.join(merge.removed_ops)}, which are "
+                "no longer generated; they are kept (delete them when you no longer need them)"
+            )
+    for relative in result.orphaned:
+        shown = display_path(result.layout.out_dir / relative, root)
+        notes.append(
+            f"note: {shown} is excluded from the build: its ops are no longer generated. "
+            "It is kept until you delete it."
+        )
+    kernels = len(result.selection.kernels)
+    if result.plan:
+        lines.append(f"{kernels} kernel(s), {len(result.plan.changes)} file(s) {'to change' if planned else 'changed'}")
+    else:
+        lines.append(f"{kernels} kernel(s), everything up to date")
+    return lines, notes
+
+
+def init_report(result: InitResult, cwd: Path, *, dry_run: bool) -> list[str]:
+    shown = display_path(result.target, cwd)
+    verb = "would create" if dry_run else "created"
+    lines = [f"{verb:>12}  {shown}/{relative}" for relative in result.created]
+    lines += [f"{'kept':>12}  {shown}/{relative} (exists; left as it is)" for relative in result.kept]
+    if not dry_run:
+        lines += ["", f"Next: cd {shown} && {result.setup_command}"]
+    return lines
