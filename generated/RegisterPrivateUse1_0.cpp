@@ -2,11 +2,13 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 16 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
+// Registers 26 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_log_softmax_backward_data.h"
 #include "native/abs.h"
+#include "native/add.h"
 #include "native/as_strided.h"
+#include "native/div.h"
 #include "native/empty.h"
 #include "native/empty_strided.h"
 #include "native/fill.h"
@@ -15,11 +17,15 @@
 #include "native/maximum.h"
 #include "native/mm.h"
 #include "native/mse_loss.h"
+#include "native/mul.h"
 #include "native/neg.h"
 #include "native/relu.h"
+#include "native/rsqrt.h"
 #include "native/set.h"
 #include "native/sigmoid.h"
 #include "native/sigmoid_backward.h"
+#include "native/sin.h"
+#include "native/tanh.h"
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -41,8 +47,18 @@ at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
   return foo::abs_out(self, out);
 }
 
+at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::add(self, other, alpha);
+}
+
 at::Tensor wrapper_as_strided(const at::Tensor & self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride, ::std::optional<c10::SymInt> storage_offset) {
   return foo::as_strided(self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), storage_offset.has_value() ? ::std::make_optional(storage_offset->guard_int(__FILE__, __LINE__)) : ::std::nullopt);
+}
+
+at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::div_(self, other);
 }
 
 at::Tensor wrapper_empty_memory_format(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory, ::std::optional<at::MemoryFormat> memory_format) {
@@ -89,9 +105,24 @@ at::Tensor & wrapper_mse_loss_out(const at::Tensor & self, const at::Tensor & ta
   return foo::mse_loss_out(self, target, reduction, out);
 }
 
+at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::mul(self, other);
+}
+
+at::Tensor wrapper_neg(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::neg(self);
+}
+
 at::Tensor & wrapper_neg_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::neg_out(self, out);
+}
+
+at::Tensor & wrapper_neg_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::neg_(self);
 }
 
 at::Tensor wrapper_relu(const at::Tensor & self) {
@@ -99,8 +130,23 @@ at::Tensor wrapper_relu(const at::Tensor & self) {
   return foo::relu(self);
 }
 
+at::Tensor wrapper_rsqrt(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::rsqrt(self);
+}
+
+at::Tensor & wrapper_rsqrt_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::rsqrt_(self);
+}
+
 at::Tensor & wrapper_set__source_Tensor(at::Tensor & self, const at::Tensor & source) {
   return foo::set_(self, source);
+}
+
+at::Tensor wrapper_sigmoid(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::sigmoid(self);
 }
 
 at::Tensor & wrapper_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
@@ -117,12 +163,24 @@ at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output,
   return foo::sigmoid_backward_out(grad_output, output, grad_input);
 }
 
+at::Tensor & wrapper_sin_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::sin_(self);
+}
+
+at::Tensor & wrapper_tanh_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::tanh_(self);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax_backward_data.out", TORCH_FN(wrapper__log_softmax_backward_data_out));
   m.impl("abs.out", TORCH_FN(wrapper_abs_out));
+  m.impl("add.Tensor", TORCH_FN(wrapper_add_Tensor));
   m.impl("as_strided", TORCH_FN(wrapper_as_strided));
+  m.impl("div_.Tensor", TORCH_FN(wrapper_div__Tensor));
   m.impl("empty.memory_format", TORCH_FN(wrapper_empty_memory_format));
   m.impl("empty_strided", TORCH_FN(wrapper_empty_strided));
   m.impl("fill_.Scalar", TORCH_FN(wrapper_fill__Scalar));
@@ -131,9 +189,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("maximum.out", TORCH_FN(wrapper_maximum_out));
   m.impl("mm.out", TORCH_FN(wrapper_mm_out));
   m.impl("mse_loss.out", TORCH_FN(wrapper_mse_loss_out));
+  m.impl("mul.Tensor", TORCH_FN(wrapper_mul_Tensor));
+  m.impl("neg", TORCH_FN(wrapper_neg));
   m.impl("neg.out", TORCH_FN(wrapper_neg_out));
+  m.impl("neg_", TORCH_FN(wrapper_neg_));
   m.impl("relu", TORCH_FN(wrapper_relu));
+  m.impl("rsqrt", TORCH_FN(wrapper_rsqrt));
+  m.impl("rsqrt_", TORCH_FN(wrapper_rsqrt_));
   m.impl("set_.source_Tensor", TORCH_FN(wrapper_set__source_Tensor));
+  m.impl("sigmoid", TORCH_FN(wrapper_sigmoid));
   m.impl("sigmoid.out", TORCH_FN(wrapper_sigmoid_out));
   m.impl("sigmoid_backward.grad_input", TORCH_FN(wrapper_sigmoid_backward_grad_input));
+  m.impl("sin_", TORCH_FN(wrapper_sin_));
+  m.impl("tanh_", TORCH_FN(wrapper_tanh_));
 }

@@ -2,17 +2,23 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 12 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 18 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from_and_resize.h"
 #include "native/_softmax_backward_data.h"
+#include "native/abs.h"
+#include "native/div.h"
+#include "native/exp.h"
 #include "native/gather.h"
+#include "native/log.h"
+#include "native/mul.h"
 #include "native/nll_loss_backward.h"
 #include "native/nll_loss_forward.h"
 #include "native/normal.h"
 #include "native/pow.h"
 #include "native/rsqrt.h"
 #include "native/scatter_add.h"
+#include "native/sqrt.h"
 #include "native/tanh.h"
 #include "native/uniform.h"
 #include "native/where.h"
@@ -37,6 +43,21 @@ at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, 
   return foo::_softmax_backward_data_out(grad_output, output, dim, input_dtype, grad_input);
 }
 
+at::Tensor wrapper_abs(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::abs(self);
+}
+
+at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::div(self, other);
+}
+
+at::Tensor wrapper_exp(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::exp(self);
+}
+
 at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, at::Tensor & out) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::gather.out", "out");
@@ -44,6 +65,16 @@ at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::
   c10::impl::check_and_update_common_device(common_device, index, "aten::gather.out", "index");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::gather_out(self, dim, index, sparse_grad, out);
+}
+
+at::Tensor & wrapper_log_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::log_(self);
+}
+
+at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::mul_(self, other);
 }
 
 at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight, at::Tensor & grad_input) {
@@ -94,6 +125,11 @@ at::Tensor & wrapper_scatter_add_out(const at::Tensor & self, int64_t dim, const
   return foo::scatter_add_out(self, dim, index, src, out);
 }
 
+at::Tensor wrapper_sqrt(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::sqrt(self);
+}
+
 at::Tensor & wrapper_tanh_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::tanh_out(self, out);
@@ -114,13 +150,19 @@ at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tens
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", TORCH_FN(wrapper__copy_from_and_resize));
   m.impl("_softmax_backward_data.out", TORCH_FN(wrapper__softmax_backward_data_out));
+  m.impl("abs", TORCH_FN(wrapper_abs));
+  m.impl("div.Tensor", TORCH_FN(wrapper_div_Tensor));
+  m.impl("exp", TORCH_FN(wrapper_exp));
   m.impl("gather.out", TORCH_FN(wrapper_gather_out));
+  m.impl("log_", TORCH_FN(wrapper_log_));
+  m.impl("mul_.Tensor", TORCH_FN(wrapper_mul__Tensor));
   m.impl("nll_loss_backward.grad_input", TORCH_FN(wrapper_nll_loss_backward_grad_input));
   m.impl("nll_loss_forward.output", TORCH_FN(wrapper_nll_loss_forward_output));
   m.impl("normal_", TORCH_FN(wrapper_normal_));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(wrapper_pow_Tensor_Scalar_out));
   m.impl("rsqrt.out", TORCH_FN(wrapper_rsqrt_out));
   m.impl("scatter_add.out", TORCH_FN(wrapper_scatter_add_out));
+  m.impl("sqrt", TORCH_FN(wrapper_sqrt));
   m.impl("tanh.out", TORCH_FN(wrapper_tanh_out));
   m.impl("uniform_", TORCH_FN(wrapper_uniform_));
   m.impl("where.self_out", TORCH_FN(wrapper_where_self_out));

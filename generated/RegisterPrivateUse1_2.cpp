@@ -2,17 +2,21 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 21 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 30 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_local_scalar_dense.h"
 #include "native/_softmax.h"
+#include "native/abs.h"
+#include "native/add.h"
 #include "native/amax.h"
 #include "native/argmax.h"
 #include "native/cat.h"
 #include "native/clamp.h"
 #include "native/cos.h"
+#include "native/exp.h"
 #include "native/gelu.h"
 #include "native/gelu_backward.h"
+#include "native/index_select.h"
 #include "native/log.h"
 #include "native/masked_fill.h"
 #include "native/mean.h"
@@ -20,6 +24,7 @@
 #include "native/relu.h"
 #include "native/resize.h"
 #include "native/set.h"
+#include "native/sigmoid.h"
 #include "native/sin.h"
 #include "native/sub.h"
 #include "native/tanh_backward.h"
@@ -44,6 +49,16 @@ at::Tensor & wrapper__softmax_out(const at::Tensor & self, int64_t dim, bool hal
   c10::impl::check_and_update_common_device(common_device, self, "aten::_softmax.out", "self");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::_softmax_out(self, dim, half_to_float, out);
+}
+
+at::Tensor & wrapper_abs_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::abs_(self);
+}
+
+at::Tensor & wrapper_add__Tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::add_(self, other, alpha);
 }
 
 at::Tensor & wrapper_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
@@ -80,6 +95,16 @@ at::Tensor & wrapper_cos_out(const at::Tensor & self, at::Tensor & out) {
   return foo::cos_out(self, out);
 }
 
+at::Tensor & wrapper_cos_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::cos_(self);
+}
+
+at::Tensor & wrapper_exp_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::exp_(self);
+}
+
 at::Tensor & wrapper_gelu_out(const at::Tensor & self, c10::string_view approximate, at::Tensor & out) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::gelu_out(self, approximate, out);
@@ -92,6 +117,19 @@ at::Tensor & wrapper_gelu_backward_grad_input(const at::Tensor & grad_output, co
   c10::impl::check_and_update_common_device(common_device, self, "aten::gelu_backward.grad_input", "self");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::gelu_backward_out(grad_output, self, approximate, grad_input);
+}
+
+at::Tensor wrapper_index_select(const at::Tensor & self, int64_t dim, const at::Tensor & index) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::index_select", "self");
+  c10::impl::check_and_update_common_device(common_device, index, "aten::index_select", "index");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::index_select(self, dim, index);
+}
+
+at::Tensor wrapper_log(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::log(self);
 }
 
 at::Tensor & wrapper_log_out(const at::Tensor & self, at::Tensor & out) {
@@ -134,9 +172,24 @@ at::Tensor & wrapper_set__source_Storage_storage_offset(at::Tensor & self, at::S
   return foo::set_(self, source, storage_offset.guard_int(__FILE__, __LINE__), C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride));
 }
 
+at::Tensor & wrapper_sigmoid_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::sigmoid_(self);
+}
+
+at::Tensor wrapper_sin(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::sin(self);
+}
+
 at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::sin_out(self, out);
+}
+
+at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::sub(self, other, alpha);
 }
 
 at::Tensor & wrapper_sub_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
@@ -167,13 +220,19 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_local_scalar_dense", TORCH_FN(wrapper__local_scalar_dense));
   m.impl("_softmax.out", TORCH_FN(wrapper__softmax_out));
+  m.impl("abs_", TORCH_FN(wrapper_abs_));
+  m.impl("add_.Tensor", TORCH_FN(wrapper_add__Tensor));
   m.impl("amax.out", TORCH_FN(wrapper_amax_out));
   m.impl("argmax.out", TORCH_FN(wrapper_argmax_out));
   m.impl("cat.out", TORCH_FN(wrapper_cat_out));
   m.impl("clamp.out", TORCH_FN(wrapper_clamp_out));
   m.impl("cos.out", TORCH_FN(wrapper_cos_out));
+  m.impl("cos_", TORCH_FN(wrapper_cos_));
+  m.impl("exp_", TORCH_FN(wrapper_exp_));
   m.impl("gelu.out", TORCH_FN(wrapper_gelu_out));
   m.impl("gelu_backward.grad_input", TORCH_FN(wrapper_gelu_backward_grad_input));
+  m.impl("index_select", TORCH_FN(wrapper_index_select));
+  m.impl("log", TORCH_FN(wrapper_log));
   m.impl("log.out", TORCH_FN(wrapper_log_out));
   m.impl("masked_fill_.Scalar", TORCH_FN(wrapper_masked_fill__Scalar));
   m.impl("mean.out", TORCH_FN(wrapper_mean_out));
@@ -182,7 +241,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("resize_", TORCH_FN(wrapper_resize_));
   m.impl("set_", TORCH_FN(wrapper_set_));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(wrapper_set__source_Storage_storage_offset));
+  m.impl("sigmoid_", TORCH_FN(wrapper_sigmoid_));
+  m.impl("sin", TORCH_FN(wrapper_sin));
   m.impl("sin.out", TORCH_FN(wrapper_sin_out));
+  m.impl("sub.Tensor", TORCH_FN(wrapper_sub_Tensor));
   m.impl("sub.out", TORCH_FN(wrapper_sub_out));
   m.impl("tanh_backward.grad_input", TORCH_FN(wrapper_tanh_backward_grad_input));
   m.impl("threshold_backward.grad_input", TORCH_FN(wrapper_threshold_backward_grad_input));

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0)
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 17 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
+// Registers 23 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from.h"
 #include "native/_log_softmax.h"
@@ -10,16 +10,21 @@
 #include "native/add.h"
 #include "native/addmm.h"
 #include "native/bmm.h"
+#include "native/cos.h"
 #include "native/div.h"
 #include "native/eq.h"
 #include "native/exp.h"
 #include "native/gt.h"
 #include "native/index_select.h"
+#include "native/maximum.h"
 #include "native/set.h"
 #include "native/silu.h"
 #include "native/sqrt.h"
+#include "native/sub.h"
 #include "native/sum.h"
+#include "native/tanh.h"
 #include "native/view.h"
+#include "native/where.h"
 #include "native/zero.h"
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
@@ -69,6 +74,11 @@ at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, a
   return foo::bmm_out(self, mat2, out);
 }
 
+at::Tensor wrapper_cos(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::cos(self);
+}
+
 at::Tensor & wrapper_div_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::div_out(self, other, out);
@@ -98,6 +108,11 @@ at::Tensor & wrapper_index_select_out(const at::Tensor & self, int64_t dim, cons
   return foo::index_select_out(self, dim, index, out);
 }
 
+at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::maximum(self, other);
+}
+
 at::Tensor & wrapper_set__source_Storage(at::Tensor & self, at::Storage source) {
   return foo::set_(self, source);
 }
@@ -115,13 +130,33 @@ at::Tensor & wrapper_sqrt_out(const at::Tensor & self, at::Tensor & out) {
   return foo::sqrt_out(self, out);
 }
 
+at::Tensor & wrapper_sqrt_(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::sqrt_(self);
+}
+
+at::Tensor & wrapper_sub__Tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::sub_(self, other, alpha);
+}
+
 at::Tensor & wrapper_sum_IntList_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::sum_out(self, dim, keepdim, dtype, out);
 }
 
+at::Tensor wrapper_tanh(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::tanh(self);
+}
+
 at::Tensor wrapper_view(const at::Tensor & self, c10::SymIntArrayRef size) {
   return foo::view(self, C10_AS_INTARRAYREF_SLOW(size));
+}
+
+at::Tensor wrapper_where_self(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::where(condition, self, other);
 }
 
 at::Tensor & wrapper_zero_(at::Tensor & self) {
@@ -138,15 +173,21 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("add.out", TORCH_FN(wrapper_add_out));
   m.impl("addmm.out", TORCH_FN(wrapper_addmm_out));
   m.impl("bmm.out", TORCH_FN(wrapper_bmm_out));
+  m.impl("cos", TORCH_FN(wrapper_cos));
   m.impl("div.out", TORCH_FN(wrapper_div_out));
   m.impl("eq.Tensor_out", TORCH_FN(wrapper_eq_Tensor_out));
   m.impl("exp.out", TORCH_FN(wrapper_exp_out));
   m.impl("gt.Scalar_out", TORCH_FN(wrapper_gt_Scalar_out));
   m.impl("index_select.out", TORCH_FN(wrapper_index_select_out));
+  m.impl("maximum", TORCH_FN(wrapper_maximum));
   m.impl("set_.source_Storage", TORCH_FN(wrapper_set__source_Storage));
   m.impl("silu.out", TORCH_FN(wrapper_silu_out));
   m.impl("sqrt.out", TORCH_FN(wrapper_sqrt_out));
+  m.impl("sqrt_", TORCH_FN(wrapper_sqrt_));
+  m.impl("sub_.Tensor", TORCH_FN(wrapper_sub__Tensor));
   m.impl("sum.IntList_out", TORCH_FN(wrapper_sum_IntList_out));
+  m.impl("tanh", TORCH_FN(wrapper_tanh));
   m.impl("view", TORCH_FN(wrapper_view));
+  m.impl("where.self", TORCH_FN(wrapper_where_self));
   m.impl("zero_", TORCH_FN(wrapper_zero_));
 }

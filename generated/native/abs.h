@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor abs(const at::Tensor & self);
 at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & abs_(at::Tensor & self);
 
 }  // namespace foo

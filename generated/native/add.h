@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor add(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha);
 at::Tensor & add_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out);
+at::Tensor & add_(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha);
 
 }  // namespace foo

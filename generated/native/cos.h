@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor cos(const at::Tensor & self);
 at::Tensor & cos_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & cos_(at::Tensor & self);
 
 }  // namespace foo

@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor div(const at::Tensor & self, const at::Tensor & other);
 at::Tensor & div_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out);
+at::Tensor & div_(at::Tensor & self, const at::Tensor & other);
 
 }  // namespace foo

@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor exp(const at::Tensor & self);
 at::Tensor & exp_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & exp_(at::Tensor & self);
 
 }  // namespace foo

@@ -18,6 +18,7 @@
 
 namespace foo {
 
+at::Tensor index_select(const at::Tensor & self, int64_t dim, const at::Tensor & index);
 at::Tensor & index_select_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, at::Tensor & out);
 
 }  // namespace foo

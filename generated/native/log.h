@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor log(const at::Tensor & self);
 at::Tensor & log_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & log_(at::Tensor & self);
 
 }  // namespace foo

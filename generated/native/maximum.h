@@ -18,6 +18,7 @@
 
 namespace foo {
 
+at::Tensor maximum(const at::Tensor & self, const at::Tensor & other);
 at::Tensor & maximum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out);
 
 }  // namespace foo

@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor mul(const at::Tensor & self, const at::Tensor & other);
 at::Tensor & mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out);
+at::Tensor & mul_(at::Tensor & self, const at::Tensor & other);
 
 }  // namespace foo

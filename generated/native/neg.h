@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor neg(const at::Tensor & self);
 at::Tensor & neg_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & neg_(at::Tensor & self);
 
 }  // namespace foo

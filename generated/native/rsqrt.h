@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor rsqrt(const at::Tensor & self);
 at::Tensor & rsqrt_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & rsqrt_(at::Tensor & self);
 
 }  // namespace foo

@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor sigmoid(const at::Tensor & self);
 at::Tensor & sigmoid_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & sigmoid_(at::Tensor & self);
 
 }  // namespace foo

@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor sin(const at::Tensor & self);
 at::Tensor & sin_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & sin_(at::Tensor & self);
 
 }  // namespace foo

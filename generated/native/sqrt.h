@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor sqrt(const at::Tensor & self);
 at::Tensor & sqrt_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & sqrt_(at::Tensor & self);
 
 }  // namespace foo

@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor sub(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha);
 at::Tensor & sub_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out);
+at::Tensor & sub_(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha);
 
 }  // namespace foo

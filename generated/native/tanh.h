@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor tanh(const at::Tensor & self);
 at::Tensor & tanh_out(const at::Tensor & self, at::Tensor & out);
+at::Tensor & tanh_(at::Tensor & self);
 
 }  // namespace foo

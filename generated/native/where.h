@@ -18,6 +18,7 @@
 
 namespace foo {
 
+at::Tensor where(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other);
 at::Tensor & where_out(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other, at::Tensor & out);
 
 }  // namespace foo

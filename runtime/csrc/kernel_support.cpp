@@ -1,13 +1,18 @@
 #include "kernel_support.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
+#include <ATen/core/DimVector.h>
 #include <ATen/ops/copy_native.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
+#include <c10/util/accumulate.h>
 
+#include "core_ops.h"
 #include "device.h"
 #include "memory_access.h"
 
@@ -39,7 +44,297 @@ at::Tensor resizable_host_view(const at::Tensor& device_tensor) {
   return view;
 }
 
+// A CPU 0-dim tensor: the one kind of host tensor a kernel accepts (a
+// wrapped scalar, which TensorIterator ops take on any device).
+bool is_cpu_scalar(const at::Tensor& t) {
+  return t.dim() == 0 && t.device().is_cpu();
+}
+
+// True when `t` has exactly the strides a fresh contiguous tensor of its
+// shape gets (is_contiguous() alone ignores the strides of size-1
+// dimensions, and those take part in TensorIterator's choice of output
+// strides).
+bool has_default_strides(const at::Tensor& t) {
+  if (!t.is_contiguous()) {
+    return false;
+  }
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  const at::IntArrayRef sizes = impl->sizes();
+  const at::IntArrayRef strides = impl->strides();
+  int64_t expected = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (strides[i] != expected) {
+      return false;
+    }
+    expected *= std::max<int64_t>(sizes[i], 1);
+  }
+  return true;
+}
+
+// Broadcasts `shape` with `sizes` in place (the rule of infer_size); false
+// when they do not broadcast.
+bool broadcast_into(at::DimVector& shape, at::IntArrayRef sizes) {
+  if (shape.size() < sizes.size()) {
+    shape.insert(shape.begin(), sizes.size() - shape.size(), 1);
+  }
+  const size_t offset = shape.size() - sizes.size();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int64_t& s = shape[offset + i];
+    if (s == sizes[i] || sizes[i] == 1) {
+      continue;
+    }
+    if (s != 1) {
+      return false;
+    }
+    s = sizes[i];
+  }
+  return true;
+}
+
+// ---- Recycled host views (functional and in-place ops) ------------------------
+//
+// host_view() builds a CPU TensorImpl and StorageImpl per call. For a
+// 16-element add, creating and destroying the three views it needs (two
+// inputs, one output) costs about as much as ATen's whole CPU kernel, so
+// FunctionalOperands and InplaceElementwise recycle them: each thread keeps a
+// few view objects, re-points one at a device tensor for one kernel call --
+// the same sizes, strides, storage offset, dtype, conj/neg bits and reference
+// to the device storage that host_view() gives -- and takes it back
+// afterwards. It takes a view back only when nothing else holds a reference
+// to it or to its storage (a view a CPU kernel kept somewhere is never
+// changed under it: it is dropped like any host view), and taking it back
+// drops its reference to the device storage at once, as destroying it would.
+
+constexpr size_t kMaxRecycledViews = 8;
+thread_local std::vector<c10::intrusive_ptr<c10::TensorImpl>> t_recycled_views;
+
+void release_device_storage(void* storage_impl) {
+  c10::intrusive_ptr<c10::StorageImpl>::reclaim(static_cast<c10::StorageImpl*>(storage_impl));
+}
+
+c10::DataPtr no_host_data() {
+  return c10::DataPtr(nullptr, c10::Device(c10::DeviceType::CPU));
+}
+
+// host_view(t) for a strided tensor of this backend (checked by the
+// caller), from a recycled view object when there is one.
+at::Tensor recycled_host_view(const at::Tensor& t) {
+  const c10::Storage& storage = t.storage();
+  const void* device_base = storage.data_ptr().get();
+  c10::DataPtr host_data = no_host_data(); // a storage without memory has no view of it
+  if (device_base != nullptr) {
+    host_data = c10::DataPtr(
+        host_address(device_base), // throws for memory that is not this runtime's
+        c10::Storage(storage).unsafeReleaseStorageImpl(), // keeps the device storage alive
+        &release_device_storage,
+        c10::Device(c10::DeviceType::CPU));
+  }
+  c10::intrusive_ptr<c10::TensorImpl> impl;
+  if (t_recycled_views.empty()) {
+    impl = c10::make_intrusive<c10::TensorImpl>(
+        c10::Storage(c10::Storage::use_byte_size_t(), 0, no_host_data(), nullptr, false),
+        c10::DispatchKeySet(c10::DispatchKey::CPU),
+        t.dtype());
+  } else {
+    impl = std::move(t_recycled_views.back());
+    t_recycled_views.pop_back();
+  }
+  c10::StorageImpl* host_storage = impl->unsafe_storage().unsafeGetStorageImpl();
+  host_storage->set_data_ptr_noswap(std::move(host_data));
+  host_storage->set_nbytes(storage.nbytes());
+  if (impl->dtype() != t.dtype()) {
+    impl->set_storage_and_dtype(impl->unsafe_storage(), t.dtype());
+  }
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  impl->_set_conj(t.is_conj());
+  impl->_set_neg(t.is_neg());
+  return at::Tensor(std::move(impl));
+}
+
+// A host view of `t` on the host storage of `host` (a host view of a device
+// tensor sharing t's device storage).
+at::Tensor host_view_sharing_storage(const at::Tensor& host, const at::Tensor& t) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::Storage(host.storage()), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  impl->_set_conj(t.is_conj());
+  impl->_set_neg(t.is_neg());
+  return at::Tensor(std::move(impl));
+}
+
+// Ends a view made by recycled_host_view: keeps its objects for the next one
+// when nobody else holds them, else just lets go of it.
+void recycle_host_view(at::Tensor& view) noexcept {
+  if (!view.defined()) {
+    return;
+  }
+  c10::TensorImpl* impl = view.unsafeGetTensorImpl();
+  // Only a view nobody else holds, and still a plain one: never seen by
+  // Python, and not something a fresh host_view() is not (an inference
+  // tensor, made under torch.inference_mode, refuses in-place updates
+  // outside it).
+  const bool unshared = view.use_count() == 1 && view.weak_use_count() == 1 &&
+      impl->unsafe_storage().use_count() == 1 && impl->pyobj_slot()->load_pyobj() == nullptr &&
+      impl->allow_tensor_metadata_change() && impl->autograd_meta() == nullptr &&
+      !impl->is_wrapped_number() && !impl->is_inference();
+  if (unshared && t_recycled_views.size() < kMaxRecycledViews) {
+    impl->unsafe_storage().unsafeGetStorageImpl()->set_data_ptr_noswap(no_host_data());
+    t_recycled_views.push_back(
+        c10::intrusive_ptr<c10::TensorImpl>::reclaim(view.unsafeReleaseTensorImpl()));
+  }
+  view.reset();
+}
+
 } // namespace
+
+// ---- Functional and in-place ops on host views ------------------------------
+
+FunctionalOperands::FunctionalOperands(TensorRefs inputs) {
+  TORCH_INTERNAL_ASSERT(inputs.size() <= kMaxInputs);
+  std::optional<c10::Device> device;
+  for (const at::Tensor& t : inputs) {
+    if (!t.defined()) {
+      return;
+    }
+    if (is_cpu_scalar(t)) {
+      continue;
+    }
+    if (!on_backend(t) || t.layout() != c10::kStrided) {
+      return;
+    }
+    if (!device.has_value()) {
+      device = t.device();
+    } else if (*device != t.device()) {
+      return;
+    }
+  }
+  if (!device.has_value()) {
+    return;
+  }
+  size_t i = 0;
+  for (const at::Tensor& t : inputs) {
+    if (is_cpu_scalar(t)) {
+      inputs_[i] = t;
+    } else {
+      inputs_[i] = recycled_host_view(t);
+      recycled_ |= 1u << i;
+    }
+    ++i;
+  }
+  device_ = device;
+}
+
+FunctionalOperands::~FunctionalOperands() {
+  for (size_t i = 0; i < kMaxInputs; ++i) {
+    if (recycled_ & (1u << i)) {
+      recycle_host_view(inputs_[i]);
+    }
+  }
+  recycle_host_view(host_out_);
+}
+
+at::Tensor& FunctionalOperands::make_output(
+    at::IntArrayRef sizes,
+    at::IntArrayRef strides,
+    const at::TensorOptions& options) {
+  TORCH_INTERNAL_ASSERT(native() && !result_.defined(), "make_output: not native(), or called twice");
+  const at::ScalarType dtype = c10::typeMetaToScalarType(options.dtype());
+  result_ = strides.empty()
+      ? empty(sizes, dtype, c10::kStrided, *device_, std::nullopt, options.memory_format_opt())
+      : empty_strided(sizes, strides, dtype, c10::kStrided, *device_, std::nullopt);
+  host_out_ = recycled_host_view(result_);
+  return host_out_;
+}
+
+at::Tensor FunctionalOperands::adopt(const at::Tensor& host_result) const {
+  TORCH_INTERNAL_ASSERT(native(), "adopt: not native()");
+  at::Tensor result = empty_strided(
+      host_result.sizes(),
+      host_result.strides(),
+      host_result.scalar_type(),
+      c10::kStrided,
+      *device_,
+      std::nullopt);
+  at::Tensor dst = host_view(result);
+  at::native::copy_(dst, host_result, /*non_blocking=*/false);
+  return result;
+}
+
+Elementwise::Elementwise(TensorRefs operands, at::ScalarType result_dtype)
+    : operands_(operands) {
+  if (!operands_.native()) {
+    return;
+  }
+  at::DimVector shape;
+  for (const at::Tensor& t : operands) {
+    if (!is_cpu_scalar(t) && !has_default_strides(t)) {
+      return;
+    }
+    if (!broadcast_into(shape, t.sizes())) {
+      return;
+    }
+  }
+  if (c10::multiply_integers(shape) == 0) {
+    return;
+  }
+  operands_.make_output(shape, {}, at::TensorOptions().dtype(result_dtype));
+  fast_ = true;
+}
+
+InplaceElementwise::InplaceElementwise(const at::Tensor& self, TensorRefs others) {
+  TORCH_INTERNAL_ASSERT(others.size() <= kMaxOperands);
+  if (!self.defined() || !on_backend(self) || self.layout() != c10::kStrided) {
+    return;
+  }
+  for (const at::Tensor& t : others) {
+    if (!t.defined()) {
+      return;
+    }
+    if (!is_cpu_scalar(t) && (t.device() != self.device() || t.layout() != c10::kStrided)) {
+      return;
+    }
+  }
+  self_ = recycled_host_view(self);
+  size_t i = 0;
+  for (const at::Tensor& t : others) {
+    if (is_cpu_scalar(t)) {
+      inputs_[i] = t;
+    } else if (t.storage().is_alias_of(self.storage())) {
+      // An operand in self's memory gets a view on self's host storage, so
+      // that the CPU kernel sees the overlap (and refuses partial overlap)
+      // exactly as it would on the CPU.
+      inputs_[i] = host_view_sharing_storage(self_, t);
+    } else {
+      inputs_[i] = recycled_host_view(t);
+      recycled_ |= 1u << i;
+    }
+    ++i;
+  }
+}
+
+InplaceElementwise::~InplaceElementwise() {
+  for (size_t i = 0; i < kMaxOperands; ++i) {
+    if (recycled_ & (1u << i)) {
+      recycle_host_view(inputs_[i]);
+    } else {
+      inputs_[i].reset(); // may share self's host storage: let go of it first
+    }
+  }
+  recycle_host_view(self_);
+}
+
+c10::Device result_device(TensorRefs operands) {
+  for (const at::Tensor& t : operands) {
+    if (t.defined() && !t.device().is_cpu()) {
+      return t.device();
+    }
+  }
+  return c10::Device(c10::DeviceType::CPU);
+}
+
+at::Tensor allocate(at::IntArrayRef size, at::ScalarType dtype, c10::Device device) {
+  return empty(size, dtype, c10::kStrided, device, std::nullopt, std::nullopt);
+}
 
 // ---- KernelCall ----------------------------------------------------------------
 

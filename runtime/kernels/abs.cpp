@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/abs_cpu_dispatch.h>
+#include <ATen/ops/abs_compositeexplicitautograd_dispatch.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +17,34 @@ at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out) {
   rt::OutputView o = call.output(out);
   at::cpu::abs_out(o.host(), call.input(self, "self"));
   return o.commit();
+}
+
+at::Tensor abs(const at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  // ATen's abs has no structured kernel: the CPU one is abs.out into an
+  // empty result (of the real dtype, for complex tensors).
+  rt::Elementwise e({self}, c10::toRealValueType(self.scalar_type()));
+  if (e.fast()) {
+    at::cpu::abs_out(e.out(), e.input(0));
+    return e.result();
+  }
+  if (e.native()) {
+    // Other layouts: the CPU kernel decides the result's strides.
+    return e.adopt(at::compositeexplicitautograd::abs(e.input(0)));
+  }
+  return at::compositeexplicitautograd::abs(self);
+}
+
+at::Tensor & abs_(at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  // As ATen's abs_: abs.out into self, for tensors that are not complex.
+  TORCH_CHECK(!self.is_complex(), "In-place abs is not supported for complex tensors.");
+  rt::InplaceElementwise e(self, {});
+  if (!e.native()) {
+    return at::compositeexplicitautograd::abs_(self);
+  }
+  at::cpu::abs_out(e.self(), e.self());
+  return self;
 }
 
 }  // namespace foo

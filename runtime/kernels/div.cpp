@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/div_cpu_dispatch.h>
+#include <ATen/ops/div_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/div_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,27 @@ at::Tensor & div_out(const at::Tensor & self, const at::Tensor & other, at::Tens
   rt::OutputView o = call.output(out, "out");
   at::cpu::div_out(o.host(), call.input(self, "self"), call.input(other, "other"));
   return o.commit();
+}
+
+at::Tensor div(const at::Tensor & self, const at::Tensor & other) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_div_out> op({self, other});
+  if (!op.native()) {
+    return at::compositeexplicitautogradnonfunctional::div(self, other);
+  }
+  op.meta(op.input(0), op.input(1));
+  op.impl(op.input(0), op.input(1), op.output());
+  return op.result();
+}
+
+at::Tensor & div_(at::Tensor & self, const at::Tensor & other) {
+  namespace rt = scaffold::runtime;
+  rt::InplaceElementwise e(self, {other});
+  if (!e.native()) {
+    return at::compositeexplicitautogradnonfunctional::div_(self, other);
+  }
+  at::cpu::div_(e.self(), e.input(0));
+  return self;
 }
 
 }  // namespace foo

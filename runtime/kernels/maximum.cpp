@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/maximum_cpu_dispatch.h>
+#include <ATen/ops/maximum_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/maximum_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,17 @@ at::Tensor & maximum_out(const at::Tensor & self, const at::Tensor & other, at::
   rt::OutputView o = call.output(out, "out");
   at::cpu::maximum_out(o.host(), call.input(self, "self"), call.input(other, "other"));
   return o.commit();
+}
+
+at::Tensor maximum(const at::Tensor & self, const at::Tensor & other) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_maximum_out> op({self, other});
+  if (!op.native()) {
+    return at::compositeexplicitautogradnonfunctional::maximum(self, other);
+  }
+  op.meta(op.input(0), op.input(1));
+  op.impl(op.input(0), op.input(1), op.output());
+  return op.result();
 }
 
 }  // namespace foo

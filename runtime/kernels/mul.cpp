@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/mul_cpu_dispatch.h>
+#include <ATen/ops/mul_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/mul_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,27 @@ at::Tensor & mul_out(const at::Tensor & self, const at::Tensor & other, at::Tens
   rt::OutputView o = call.output(out, "out");
   at::cpu::mul_out(o.host(), call.input(self, "self"), call.input(other, "other"));
   return o.commit();
+}
+
+at::Tensor mul(const at::Tensor & self, const at::Tensor & other) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_mul_out> op({self, other});
+  if (!op.native()) {
+    return at::compositeexplicitautogradnonfunctional::mul(self, other);
+  }
+  op.meta(op.input(0), op.input(1));
+  op.impl(op.input(0), op.input(1), op.output());
+  return op.result();
+}
+
+at::Tensor & mul_(at::Tensor & self, const at::Tensor & other) {
+  namespace rt = scaffold::runtime;
+  rt::InplaceElementwise e(self, {other});
+  if (!e.native()) {
+    return at::compositeexplicitautogradnonfunctional::mul_(self, other);
+  }
+  at::cpu::mul_(e.self(), e.input(0));
+  return self;
 }
 
 }  // namespace foo

@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/neg_cpu_dispatch.h>
+#include <ATen/ops/neg_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/neg_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,27 @@ at::Tensor & neg_out(const at::Tensor & self, at::Tensor & out) {
   rt::OutputView o = call.output(out);
   at::cpu::neg_out(o.host(), call.input(self, "self"));
   return o.commit();
+}
+
+at::Tensor neg(const at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_neg_out> op({self});
+  if (!op.native()) {
+    return at::compositeexplicitautogradnonfunctional::neg(self);
+  }
+  op.meta(op.input(0));
+  op.impl(op.input(0), op.output());
+  return op.result();
+}
+
+at::Tensor & neg_(at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::InplaceElementwise e(self, {});
+  if (!e.native()) {
+    return at::compositeexplicitautogradnonfunctional::neg_(self);
+  }
+  at::cpu::neg_(e.self());
+  return self;
 }
 
 }  // namespace foo

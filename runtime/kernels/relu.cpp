@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/clamp_min_cpu_dispatch.h>
+#include <ATen/ops/clamp_min_native.h>
 #include <ATen/ops/empty_like.h>
 #include "kernel_support.h"
 
@@ -14,6 +15,13 @@ namespace foo {
 at::Tensor relu(const at::Tensor & self) {
   namespace rt = scaffold::runtime;
   TORCH_CHECK(self.scalar_type() != at::kBool, "relu: boolean inputs are not supported");
+  // ATen's relu is clamp_min(self, 0).
+  rt::StructuredFunctional<at::native::structured_clamp_min_out> op({self});
+  if (op.native()) {
+    op.meta(op.input(0), 0);
+    op.impl(op.input(0), 0, op.output());
+    return op.result();
+  }
   const rt::KernelCall call("relu", self, "self");
   at::Tensor result = at::empty_like(self);
   rt::OutputView o = call.output(result, "result");

@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/rsqrt_cpu_dispatch.h>
+#include <ATen/ops/rsqrt_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/rsqrt_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,27 @@ at::Tensor & rsqrt_out(const at::Tensor & self, at::Tensor & out) {
   rt::OutputView o = call.output(out);
   at::cpu::rsqrt_out(o.host(), call.input(self, "self"));
   return o.commit();
+}
+
+at::Tensor rsqrt(const at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_rsqrt_out> op({self});
+  if (!op.native()) {
+    return at::compositeexplicitautogradnonfunctional::rsqrt(self);
+  }
+  op.meta(op.input(0));
+  op.impl(op.input(0), op.output());
+  return op.result();
+}
+
+at::Tensor & rsqrt_(at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::InplaceElementwise e(self, {});
+  if (!e.native()) {
+    return at::compositeexplicitautogradnonfunctional::rsqrt_(self);
+  }
+  at::cpu::rsqrt_(e.self());
+  return self;
 }
 
 }  // namespace foo

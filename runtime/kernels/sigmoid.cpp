@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/sigmoid_cpu_dispatch.h>
+#include <ATen/ops/sigmoid_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/sigmoid_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,27 @@ at::Tensor & sigmoid_out(const at::Tensor & self, at::Tensor & out) {
   rt::OutputView o = call.output(out);
   at::cpu::sigmoid_out(o.host(), call.input(self, "self"));
   return o.commit();
+}
+
+at::Tensor sigmoid(const at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_sigmoid_out> op({self});
+  if (!op.native()) {
+    return at::compositeexplicitautogradnonfunctional::sigmoid(self);
+  }
+  op.meta(op.input(0));
+  op.impl(op.input(0), op.output());
+  return op.result();
+}
+
+at::Tensor & sigmoid_(at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::InplaceElementwise e(self, {});
+  if (!e.native()) {
+    return at::compositeexplicitautogradnonfunctional::sigmoid_(self);
+  }
+  at::cpu::sigmoid_(e.self());
+  return self;
 }
 
 }  // namespace foo

@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/sin_cpu_dispatch.h>
+#include <ATen/ops/sin_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/sin_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,27 @@ at::Tensor & sin_out(const at::Tensor & self, at::Tensor & out) {
   rt::OutputView o = call.output(out);
   at::cpu::sin_out(o.host(), call.input(self, "self"));
   return o.commit();
+}
+
+at::Tensor sin(const at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_sin_out> op({self});
+  if (!op.native()) {
+    return at::compositeexplicitautogradnonfunctional::sin(self);
+  }
+  op.meta(op.input(0));
+  op.impl(op.input(0), op.output());
+  return op.result();
+}
+
+at::Tensor & sin_(at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::InplaceElementwise e(self, {});
+  if (!e.native()) {
+    return at::compositeexplicitautogradnonfunctional::sin_(self);
+  }
+  at::cpu::sin_(e.self());
+  return self;
 }
 
 }  // namespace foo

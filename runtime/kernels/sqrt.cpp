@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/sqrt_cpu_dispatch.h>
+#include <ATen/ops/sqrt_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/sqrt_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,27 @@ at::Tensor & sqrt_out(const at::Tensor & self, at::Tensor & out) {
   rt::OutputView o = call.output(out);
   at::cpu::sqrt_out(o.host(), call.input(self, "self"));
   return o.commit();
+}
+
+at::Tensor sqrt(const at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_sqrt_out> op({self});
+  if (!op.native()) {
+    return at::compositeexplicitautogradnonfunctional::sqrt(self);
+  }
+  op.meta(op.input(0));
+  op.impl(op.input(0), op.output());
+  return op.result();
+}
+
+at::Tensor & sqrt_(at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::InplaceElementwise e(self, {});
+  if (!e.native()) {
+    return at::compositeexplicitautogradnonfunctional::sqrt_(self);
+  }
+  at::cpu::sqrt_(e.self());
+  return self;
 }
 
 }  // namespace foo

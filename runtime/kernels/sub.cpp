@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/sub_cpu_dispatch.h>
+#include <ATen/ops/sub_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/sub_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,27 @@ at::Tensor & sub_out(const at::Tensor & self, const at::Tensor & other, const at
   rt::OutputView o = call.output(out, "out");
   at::cpu::sub_out(o.host(), call.input(self, "self"), call.input(other, "other"), alpha);
   return o.commit();
+}
+
+at::Tensor sub(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_sub_out> op({self, other});
+  if (!op.native()) {
+    return at::compositeexplicitautogradnonfunctional::sub(self, other, alpha);
+  }
+  op.meta(op.input(0), op.input(1), alpha);
+  op.impl(op.input(0), op.input(1), alpha, op.output());
+  return op.result();
+}
+
+at::Tensor & sub_(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  namespace rt = scaffold::runtime;
+  rt::InplaceElementwise e(self, {other});
+  if (!e.native()) {
+    return at::compositeexplicitautogradnonfunctional::sub_(self, other, alpha);
+  }
+  at::cpu::sub_(e.self(), e.input(0), alpha);
+  return self;
 }
 
 }  // namespace foo
