@@ -35,6 +35,23 @@ class Fixed:
         self.tensor = tensor
 
 
+class Host:
+    """An argument that stays on the CPU in both runs (a CPU 0-dim scalar tensor, or a CPU tensor
+    that must be rejected)."""
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+
+
+class View:
+    """An argument in a layout of its own, whatever the layout under test: `view(base)`, with `base`
+    copied to the device as is (e.g. View(x, lambda t: t.permute(0, 2, 3, 1)) for channels-last)."""
+
+    def __init__(self, base: torch.Tensor, view: Callable[[torch.Tensor], torch.Tensor]):
+        self.base = base
+        self.view = view
+
+
 def _fresh(x: torch.Tensor, device: str) -> torch.Tensor:
     # .to("cpu") of a CPU tensor is the tensor itself; in-place ops need a copy.
     return x.clone() if device == "cpu" else x.to(device)
@@ -73,6 +90,10 @@ def place(args: Sequence[Any], device: str, layout: str) -> list[Any]:
     for a in args:
         if isinstance(a, Fixed):
             placed.append(_fresh(a.tensor, device))
+        elif isinstance(a, Host):
+            placed.append(a.tensor)
+        elif isinstance(a, View):
+            placed.append(a.view(_fresh(a.base, device)))
         elif isinstance(a, torch.Tensor):
             placed.append(LAYOUTS[layout](a, device))
         elif isinstance(a, (list, tuple)) and a and all(isinstance(t, torch.Tensor) for t in a):
@@ -114,6 +135,40 @@ def check(
         foo_args = place(args, DEVICE, layout)
         expected = fn(*cpu_args)
         with no_fallback() if native else contextlib.nullcontext():
+            actual = fn(*foo_args)
+        try:
+            assert_same(actual, expected, check_stride=check_stride, **tol)
+        except AssertionError as err:
+            raise AssertionError(f"layout {layout!r}: {err}") from None
+
+
+def check_outcome(
+    fn: Callable[..., Any],
+    *args: Any,
+    layouts: Sequence[str] = ALL_LAYOUTS,
+    check_stride: bool = True,
+    **tol: Any,
+) -> None:
+    """Like check (natively, strides included), but where fn raises on the CPU it must raise on foo
+    too, with the same exception type and message."""
+    for layout in layouts:
+        cpu_args = place(args, "cpu", layout)
+        foo_args = place(args, DEVICE, layout)
+        try:
+            expected = fn(*cpu_args)
+        except Exception as cpu_error:  # noqa: BLE001 -- compared below
+            with no_fallback():
+                try:
+                    fn(*foo_args)
+                except Exception as foo_error:  # noqa: BLE001
+                    assert type(foo_error) is type(cpu_error) and str(foo_error) == str(cpu_error), (
+                        f"layout {layout!r}: foo raised {type(foo_error).__name__}({foo_error}), "
+                        f"CPU {type(cpu_error).__name__}({cpu_error})"
+                    )
+                else:
+                    raise AssertionError(f"layout {layout!r}: CPU raised {cpu_error!r}, foo did not") from None
+            continue
+        with no_fallback():
             actual = fn(*foo_args)
         try:
             assert_same(actual, expected, check_stride=check_stride, **tol)

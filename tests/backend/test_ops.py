@@ -8,7 +8,8 @@ too small, too large and strided outs, and in-place variants -- all without the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,19 @@ import torch
 import torch.nn.functional as F
 import yaml
 
-from foo_testing import DEVICE, Fixed, assert_same, check, check_inplace, check_out, no_fallback
+from foo_testing import (
+    DEVICE,
+    WRITABLE_LAYOUTS,
+    Fixed,
+    Host,
+    View,
+    assert_same,
+    check,
+    check_inplace,
+    check_out,
+    check_outcome,
+    no_fallback,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SUPPORTED: list[str] = yaml.safe_load((REPO / "yaml" / "foo.yaml").read_text())["supported"]
@@ -42,6 +55,8 @@ def rand(shape: tuple[int, ...], dtype: torch.dtype = F32, *, low: float = -3, h
     g = torch.Generator().manual_seed(seed + 7 * len(shape) + sum(shape))
     if dtype == BOOL:
         return torch.rand(shape, generator=g) > 0.5
+    if dtype.is_complex:
+        return torch.complex(rand(shape, F32, low=low, high=high, seed=seed), rand(shape, F32, low=low, high=high, seed=seed + 1)).to(dtype)
     if dtype.is_floating_point:
         return torch.rand(shape, generator=g, dtype=dtype) * (high - low) + low
     return torch.randint(int(low), int(high) + 1, shape, generator=g, dtype=dtype)
@@ -380,6 +395,363 @@ def _pow() -> None:
     check(lambda t: t**2.5, rand((3, 4), I64, low=0))  # promotes to float
 
 
+# ---- Functional and in-place variants ----------------------------------------------------------
+#
+# PyTorch has default kernels for these (structured wrappers around the .out kernels); foo
+# overrides them to run in one pass (runtime/csrc/kernel_support.h). Whatever path a call takes
+# inside foo -- ATen's own meta function on host views, the contiguous fast path, or the default
+# kernel for inputs foo does not handle itself -- the result must be the CPU's: values, dtype,
+# shape and strides, or the same error.
+
+CHANNELS_LAST = torch.channels_last
+BINARY_DTYPES = [
+    (F32, F32), (F64, F64), (I64, I64), (BOOL, BOOL), (I64, F32), (F32, I64), (F32, F64), (F64, F32),
+    (torch.int32, I64), (BOOL, F32), (I64, BOOL), (torch.float16, F32), (torch.complex64, F32),
+]
+BROADCAST_SHAPES = [
+    ((3, 4), (3, 4)), ((3, 4), (4,)), ((4,), (3, 4)), ((3, 1), (1, 4)), ((2, 1, 4), (3, 1)),
+    ((), (3, 4)), ((3, 4), ()), ((), ()), ((0, 3), (3,)), ((2, 0), (2, 1)), ((3, 4), (3, 5)),
+]
+# Python numbers and CPU 0-dim tensors of every kind take part in type promotion as scalars.
+SCALARS = [2, 2.5, True, -1]
+HOST_SCALARS = [torch.tensor(2), torch.tensor(2.5, dtype=F64), torch.tensor(True), torch.tensor(1.5, dtype=torch.float16)]
+
+
+def _channels_last(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous(memory_format=CHANNELS_LAST)
+
+
+def _odd_unit_strides(shape: tuple[int, ...], strides: tuple[int, ...]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A contiguous view whose size-1 dimensions have strides a fresh tensor would not have (they
+    take part in TensorIterator's choice of output strides)."""
+    return lambda t: t.as_strided(shape, strides)
+
+
+def _layout_cases(dtype_a: torch.dtype, dtype_b: torch.dtype) -> list[tuple[object, object]]:
+    """Operand pairs in layouts of their own (mixed, channels-last, odd strides of size-1 dims)."""
+    x4, y4 = rand((2, 3, 4, 5), dtype_a), rand((2, 3, 4, 5), dtype_b, seed=1)
+    col = rand((3,), dtype_a)
+    return [
+        (View(x4, _channels_last), View(y4, _channels_last)),
+        (View(x4, _channels_last), y4),
+        (x4, View(y4, _channels_last)),
+        (View(x4, _channels_last), rand((3, 1, 1), dtype_b, seed=1)),
+        (View(x4, lambda t: t.permute(0, 2, 3, 1)), rand((3,), dtype_b, seed=1)),
+        (View(x4, lambda t: t.transpose(1, 2)), y4.transpose(1, 2).contiguous()),
+        (View(col, _odd_unit_strides((3, 1), (1, 5))), rand((3, 1), dtype_b, seed=1)),
+        (View(col, _odd_unit_strides((3, 1), (1, 5))), rand((3, 4), dtype_b, seed=1)),
+        (rand((1, 4), dtype_b, seed=1), View(col, _odd_unit_strides((3, 1), (1, 5)))),
+        (View(col, _odd_unit_strides((1, 3, 1), (1, 1, 7))), rand((2, 1, 1), dtype_b, seed=1)),
+    ]
+
+
+def _functional_binary(fn: Callable[..., torch.Tensor], *, alpha: bool = False, reflected: Callable[..., torch.Tensor] | None = None) -> None:
+    for dtype_a, dtype_b in BINARY_DTYPES:
+        for shape_a, shape_b in BROADCAST_SHAPES:
+            check_outcome(fn, rand(shape_a, dtype_a), rand(shape_b, dtype_b, seed=1))
+        for a, b in _layout_cases(dtype_a, dtype_b):
+            check_outcome(fn, a, b, layouts=("contiguous",))
+    for dtype in (F32, I64, BOOL, torch.float16):
+        x = rand((3, 4), dtype)
+        for s in HOST_SCALARS:
+            check_outcome(fn, x, Host(s))
+            check_outcome(fn, Host(s), x)
+        for s in SCALARS:
+            check_outcome(lambda t, s=s: fn(t, s), x)
+            if reflected is not None:
+                check_outcome(lambda t, s=s: reflected(s, t), x)
+        if alpha:
+            for a in (2, 0.5, True):
+                check_outcome(lambda t, u, a=a: fn(t, u, alpha=a), x, rand((4,), dtype, seed=1))
+    # the default dtype decides what integers promote to
+    with _default_dtype(F64):
+        check_outcome(fn, rand((3, 4), I64), rand((3, 4), I64, low=1, seed=1))
+        check_outcome(fn, rand((3, 4), I64), Host(torch.tensor(2.5)))
+    # devices: the result lives on the operands' device, whichever argument is the CPU scalar
+    on1 = rand((3, 4)).to("foo:1")
+    for result in (fn(on1, torch.tensor(2.0)), fn(torch.tensor(2.0), on1), fn(on1, on1)):
+        assert result.device == torch.device("foo:1")
+    with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
+        fn(rand((3, 4)).to("foo:0"), on1)
+    with pytest.raises(RuntimeError, match="cpu"):
+        fn(rand((3, 4)).to(DEVICE), rand((3, 4)))
+
+
+def _inplace_binary(name: str, *, alpha: bool = False) -> None:
+    def run(x: torch.Tensor, *rest: object, **kwargs: object) -> torch.Tensor:
+        assert getattr(x, name + "_")(*rest, **kwargs) is x, "an in-place op must return self"
+        return x
+
+    for dtype_a, dtype_b in BINARY_DTYPES:
+        for shape_a, shape_b in [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 4), ()), ((), ()), ((4,), (3, 4)), ((0, 3), (3,))]:
+            check_outcome(run, rand(shape_a, dtype_a), rand(shape_b, dtype_b, seed=1), layouts=WRITABLE_LAYOUTS)
+        x4, y4 = rand((2, 3, 4, 5), dtype_a), rand((2, 3, 4, 5), dtype_b, seed=1)
+        check_outcome(run, View(x4, _channels_last), y4, layouts=("contiguous",))
+        check_outcome(run, x4, View(y4, _channels_last), layouts=("contiguous",))
+        check_outcome(run, x4, View(y4[:1], lambda t: t.expand(2, 3, 4, 5)), layouts=("contiguous",))
+    for dtype in (F32, I64, BOOL):
+        x = rand((3, 4), dtype)
+        for s in HOST_SCALARS:
+            check_outcome(run, x, Host(s), layouts=WRITABLE_LAYOUTS)
+        for s in SCALARS:
+            check_outcome(lambda t, s=s: run(t, s), x, layouts=WRITABLE_LAYOUTS)
+        if alpha:
+            check_outcome(lambda t, u: run(t, u, alpha=2), x, rand((4,), dtype, seed=1))
+            check_outcome(lambda t, u: run(t, u, alpha=0.5), x, rand((4,), dtype, seed=1))
+    # memory overlap: writing an expanded tensor, or into memory another operand reads
+    x = rand((4, 3))
+    check_outcome(lambda t: run(t, t), x, layouts=WRITABLE_LAYOUTS)
+    check_outcome(lambda t: run(t.t(), t), rand((3, 3)), layouts=("contiguous",))
+    check_outcome(lambda t: run(t[1:], t[:-1]), x, layouts=("contiguous",))
+    check_outcome(lambda t: run(t, t[0]), x, layouts=("contiguous",))
+    check_outcome(run, View(rand((3,)), lambda t: t.expand(4, 3)), rand((4, 3), seed=1), layouts=("contiguous",))
+    with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
+        run(rand((3, 4)).to("foo:0"), rand((3, 4)).to("foo:1"))
+    with pytest.raises(RuntimeError, match="cpu"):
+        run(rand((3, 4)).to(DEVICE), rand((3, 4)))
+
+
+@contextlib.contextmanager
+def _default_dtype(dtype: torch.dtype) -> Iterator[None]:
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
+@op_test("add.Tensor")
+def _add_functional() -> None:
+    _functional_binary(torch.add, alpha=True, reflected=lambda s, t: s + t)
+
+
+@op_test("add_.Tensor")
+def _add_inplace() -> None:
+    _inplace_binary("add", alpha=True)
+
+
+@op_test("sub.Tensor")
+def _sub_functional() -> None:
+    _functional_binary(torch.sub, alpha=True, reflected=lambda s, t: s - t)
+
+
+@op_test("sub_.Tensor")
+def _sub_inplace() -> None:
+    _inplace_binary("sub", alpha=True)
+
+
+@op_test("mul.Tensor")
+def _mul_functional() -> None:
+    _functional_binary(torch.mul, reflected=lambda s, t: s * t)
+
+
+@op_test("mul_.Tensor")
+def _mul_inplace() -> None:
+    _inplace_binary("mul")
+
+
+@op_test("div.Tensor")
+def _div_functional() -> None:
+    _functional_binary(torch.div)
+
+
+@op_test("div_.Tensor")
+def _div_inplace() -> None:
+    _inplace_binary("div")
+
+
+@op_test("maximum")
+def _maximum_functional() -> None:
+    _functional_binary(torch.maximum)
+    check(torch.maximum, torch.tensor([float("nan"), 1.0, -0.0]), torch.tensor([0.0, float("nan"), 0.0]))
+
+
+UNARY_DTYPES = (F32, F64, I64, BOOL, torch.float16, torch.complex64)
+UNARY_SHAPES = [(5,), (3, 4), (2, 3, 4), (), (0, 3)]
+
+
+def _unary_layout_cases(dtype: torch.dtype) -> list[View]:
+    return [
+        View(rand((2, 3, 4, 5), dtype), _channels_last),
+        View(rand((2, 3, 4, 5), dtype), lambda t: t.permute(0, 2, 3, 1)),
+        View(rand((3,), dtype), _odd_unit_strides((3, 1), (1, 5))),
+        View(rand((3,), dtype), _odd_unit_strides((1, 3, 1), (1, 1, 7))),
+    ]
+
+
+def _functional_unary(name: str) -> None:
+    fn = getattr(torch, name)
+    for dtype in UNARY_DTYPES:
+        for shape in UNARY_SHAPES:
+            check_outcome(fn, rand(shape, dtype))
+        for view in _unary_layout_cases(dtype):
+            check_outcome(fn, view, layouts=("contiguous",))
+    check_outcome(fn, torch.tensor([0.0, -0.0, 1.0, -1.0, float("inf"), -float("inf"), float("nan")]))
+    with _default_dtype(F64):
+        check_outcome(fn, rand((3, 4), I64))
+    assert fn(rand((3,)).to("foo:1")).device == torch.device("foo:1")
+
+
+def _inplace_unary(name: str) -> None:
+    def run(x: torch.Tensor) -> torch.Tensor:
+        assert getattr(x, name + "_")() is x, "an in-place op must return self"
+        return x
+
+    for dtype in UNARY_DTYPES:
+        for shape in UNARY_SHAPES:
+            check_outcome(run, rand(shape, dtype), layouts=WRITABLE_LAYOUTS)
+        for view in _unary_layout_cases(dtype):
+            check_outcome(run, view, layouts=("contiguous",))
+    check_outcome(run, View(rand((3,)), lambda t: t.expand(4, 3)), layouts=("contiguous",))  # overlap
+
+
+for _name in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid"):
+    op_test(_name)(lambda name=_name: _functional_unary(name))
+    op_test(_name + "_")(lambda name=_name: _inplace_unary(name))
+
+
+@op_test("where.self")
+def _where_functional() -> None:
+    cond = lambda shape: rand(shape, BOOL, seed=2)  # noqa: E731
+    for dtype_a, dtype_b in BINARY_DTYPES:
+        for shape_c, shape_a, shape_b in [
+            ((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((4,), (3, 4), ()), ((), (3, 4), (3, 4)),
+            ((), (), ()), ((0, 3), (3,), (3,)), ((3, 4), (3, 5), (3, 4)),
+        ]:
+            check_outcome(torch.where, cond(shape_c), rand(shape_a, dtype_a), rand(shape_b, dtype_b, seed=1))
+        x4, y4 = rand((2, 3, 4, 5), dtype_a), rand((2, 3, 4, 5), dtype_b, seed=1)
+        c4 = cond((2, 3, 4, 5))
+        check_outcome(torch.where, View(c4, _channels_last), View(x4, _channels_last), View(y4, _channels_last), layouts=("contiguous",))
+        check_outcome(torch.where, c4, View(x4, _channels_last), y4, layouts=("contiguous",))
+        check_outcome(torch.where, View(cond((3,)), _odd_unit_strides((3, 1), (1, 5))), rand((3, 1), dtype_a), rand((3, 4), dtype_b), layouts=("contiguous",))
+    x, y = rand((3, 4)), rand((3, 4), I64, seed=1)
+    for s in HOST_SCALARS:
+        check_outcome(torch.where, cond((3, 4)), x, Host(s))
+        check_outcome(torch.where, cond((3, 4)), Host(s), y)
+    check_outcome(torch.where, Host(torch.tensor(True)), x, y)  # a CPU 0-dim condition
+    for s in SCALARS:  # where.ScalarOther / ScalarSelf / Scalar, built on where.self
+        check_outcome(lambda c, t, s=s: torch.where(c, t, s), cond((3, 4)), x)
+        check_outcome(lambda c, t, s=s: torch.where(c, s, t), cond((3, 4)), y)
+        check_outcome(lambda c, s=s: torch.where(c, s, 0.5), cond((3, 4)))
+    check_outcome(torch.where, rand((3, 4), torch.uint8, low=0, high=1), x, y)  # deprecated, still works
+    check_outcome(torch.where, rand((3, 4), F32), x, y)  # not a boolean condition: an error
+    with _default_dtype(F64):
+        check_outcome(lambda c, t: torch.where(c, t, 1.5), cond((3, 4)), rand((3, 4), I64))
+    with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
+        torch.where(cond((3, 4)).to("foo:0"), x.to("foo:0"), y.to("foo:1"))
+    with pytest.raises(RuntimeError):
+        torch.where(cond((3, 4)).to(DEVICE), x.to(DEVICE), y)
+    assert torch.where(cond(()), torch.tensor(1.0), x.to("foo:1")).device == torch.device("foo:1")
+
+
+@op_test("index_select")
+def _index_select_functional() -> None:
+    for dtype in (F32, F64, I64, BOOL, torch.float16):
+        x = rand((5, 6, 3), dtype)
+        for index_dtype in (I64, torch.int32):
+            for values in ([2, 0, 1, 1], [], [1]):
+                index = torch.tensor(values, dtype=index_dtype)
+                for dim in (0, 1, 2, -1):
+                    check_outcome(lambda t, i, d=dim: torch.index_select(t, d, i), x, Fixed(index))
+            check_outcome(lambda t, i: torch.index_select(t, 1, i), x, Fixed(torch.tensor(4, dtype=index_dtype)))
+        check_outcome(lambda t, i: torch.index_select(t, 0, i), View(rand((2, 3, 4, 5), dtype), _channels_last), Fixed(torch.tensor([1, 0, 1])), layouts=("contiguous",))
+        check_outcome(lambda t, i: torch.index_select(t, 0, i), rand((), dtype), Fixed(torch.tensor([0])))
+        check_outcome(lambda t, i: torch.index_select(t, -1, i), rand((), dtype), Fixed(torch.tensor(0)))
+        check_outcome(lambda t, i: torch.index_select(t, 1, i), rand((0, 3), dtype), Fixed(torch.tensor([2, 0])))
+    x = rand((5, 6))
+    # errors, with the CPU's messages
+    check_outcome(lambda t, i: torch.index_select(t, 0, i), x, Fixed(torch.tensor([[0, 1]])))  # not a vector
+    check_outcome(lambda t, i: torch.index_select(t, 0, i), x, Fixed(torch.tensor([5])))  # out of range
+    check_outcome(lambda t, i: torch.index_select(t, 0, i), x, Fixed(torch.tensor([1.0])))  # not an integer
+    check_outcome(lambda t, i: torch.index_select(t, 2, i), x, Fixed(torch.tensor([1])))  # no such dim
+    check_outcome(lambda t, i: torch.index_select(t, 0, i), rand(()), Fixed(torch.tensor([0, 0])))
+    with pytest.raises(RuntimeError, match="cpu"):
+        torch.index_select(x.to(DEVICE), 0, torch.tensor([1]))  # the index must be on the device too
+    with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
+        torch.index_select(x.to("foo:0"), 0, torch.tensor([1], device="foo:1"))
+    assert torch.index_select(x.to("foo:1"), 0, torch.tensor([1], device="foo:1")).device == torch.device("foo:1")
+
+
+UNARY_NATIVE = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu")
+NATIVE_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], object]] = {
+    "add": lambda a, b, s, i: a + b,
+    "add_scalar": lambda a, b, s, i: a + 2,
+    "sub": lambda a, b, s, i: torch.sub(a, b, alpha=2),
+    "mul": lambda a, b, s, i: a * 2.5,
+    "div": lambda a, b, s, i: a / b,
+    "maximum": lambda a, b, s, i: torch.maximum(a, b),
+    "add_": lambda a, b, s, i: a.add_(b),
+    "sub_": lambda a, b, s, i: a.sub_(s),
+    "mul_": lambda a, b, s, i: a.mul_(b),
+    "div_": lambda a, b, s, i: a.div_(2),
+    "where": lambda a, b, s, i: torch.where(s, a, b),
+    "index_select": lambda a, b, s, i: torch.index_select(a, 1, i),
+    **{name: (lambda a, b, s, i, name=name: getattr(torch, name)(a)) for name in UNARY_NATIVE},
+    **{name + "_": (lambda a, b, s, i, name=name: getattr(a, name + "_")()) for name in UNARY_NATIVE},
+}
+
+
+@pytest.mark.parametrize("call", sorted(NATIVE_CALLS))
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "channels_last"])
+def test_functional_and_inplace_ops_do_what_the_cpu_does(call: str, layout: str) -> None:
+    """The overrides are what runs, and they do no more than the CPU: every op the profiler records
+    on foo, it records (in that order) for the same call on the CPU -- none of the extra
+    empty_strided / .out dispatches of PyTorch's default kernels, no CPU fallback -- whatever the
+    layout. (foo may record fewer: its kernels call ATen's CPU kernels directly.)"""
+    from torch.profiler import ProfilerActivity, profile
+
+    def events(device: str) -> list[str]:
+        a, b = rand((2, 3, 4, 5), low=0.5), rand((2, 3, 4, 5), low=0.5, high=3, seed=1)
+        if layout == "transposed":
+            a, b = a.transpose(1, 3), b.transpose(1, 3)
+        elif layout == "channels_last":
+            a, b = _channels_last(a), _channels_last(b)
+        a, b = a.to(device), b.to(device)
+        s = a > 1 if call.startswith("where") else torch.tensor(1.0)
+        i = torch.tensor([2, 0, 1], device=device)
+        NATIVE_CALLS[call](a, b, s, i)  # warm up (first-call initialisation)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            NATIVE_CALLS[call](a, b, s, i)
+        return [event.name for event in prof.events()]
+
+    expected = events("cpu")
+    with no_fallback():
+        actual = events(DEVICE)
+    remaining = iter(expected)  # actual must be a subsequence of expected
+    assert all(name in remaining for name in actual), f"foo: {actual}, CPU: {expected}"
+
+
+def test_functional_ops_release_device_memory() -> None:
+    """Host views used by the native functional and in-place kernels do not keep device memory
+    alive after the call (they are recycled, see kernel_support.cpp)."""
+    start = torch.foo.memory_allocated()
+    a, b = torch.randn(1000, device=DEVICE), torch.randn(1000, device=DEVICE)
+    c = torch.exp(a + b * 2).add_(a)
+    d = torch.where(c > 0, a, b).index_select(0, torch.tensor([1, 2], device=DEVICE))
+    del a, b, c, d
+    assert torch.foo.memory_allocated() == start
+
+
+def test_functional_ops_inside_and_outside_inference_mode() -> None:
+    """Kernels called under torch.inference_mode and outside it, alternately, behave as on the CPU
+    (a host view made in one mode is never reused in a way the other would refuse)."""
+    x, y = rand((3, 4)), rand((3, 4), seed=1)
+    fx, fy = x.to(DEVICE), y.to(DEVICE)
+    for _ in range(3):
+        with torch.inference_mode():
+            inner = torch.sigmoid(fx + fy)
+            inner.mul_(fy)
+        outer = torch.sigmoid(fx + fy)
+        outer.mul_(fy)
+        fx.add_(1.0)
+        x.add_(1.0)
+        assert not outer.is_inference() and inner.is_inference()
+        assert_same(outer, torch.sigmoid(x - 1 + y) * y)
+        assert_same(inner, torch.sigmoid(x - 1 + y) * y)
+    assert_same(fx, x)
+
+
 # ---- Activations and gradients ------------------------------------------------------------------
 
 
@@ -668,9 +1040,7 @@ def _index_select() -> None:
             idx = torch.tensor([4, 0, 2, 2], dtype=index_dtype)
             for dim in (0, 1):
                 check(lambda t, i, d=dim: torch.index_select(t, d, i, out=t.new_empty(0)), x, Fixed(idx))
-                # aten::index_select itself is not structured: only index_select.out is native
-                # (yaml/foo.yaml), so the functional form runs through the CPU fallback.
-                check(lambda t, i, d=dim: torch.index_select(t, d, i), x, Fixed(idx), native=False)
+                check(lambda t, i, d=dim: torch.index_select(t, d, i), x, Fixed(idx))
         check_out(lambda t, i, out: torch.index_select(t, 1, i, out=out), x, Fixed(torch.tensor([5, 1])))
     with pytest.raises((RuntimeError, IndexError)):
         torch.index_select(torch.ones(3, device=DEVICE), 0, torch.tensor([3], device=DEVICE))
@@ -731,13 +1101,11 @@ def _where() -> None:
         cond, a, b = rand((3, 4), BOOL, seed=2), rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
         check(lambda c, x, y: torch.where(c, x, y, out=x.new_empty(0)), cond, a, b)
         check(lambda c, x, y: torch.where(c, x, y[0], out=x.new_empty(0)), cond, a, b)  # broadcasting
-        # aten::where.self is not structured: only where.self_out is native (yaml/foo.yaml),
-        # so the functional form runs through the CPU fallback.
-        check(torch.where, cond, a, b, native=False)
+        check(torch.where, cond, a, b)
         check_out(lambda c, x, y, out: torch.where(c, x, y, out=out), cond, a, b, dtype=dtype)
     # a CPU 0-dim operand is accepted like a scalar
     check(lambda c, x: torch.where(c, x, torch.tensor(-1.0), out=x.new_empty(0)), rand((3, 4), BOOL), rand((3, 4)))
-    check(lambda c, x: torch.where(c, x, 0.0), rand((3, 4), BOOL), rand((3, 4)), native=False)
+    check(lambda c, x: torch.where(c, x, 0.0), rand((3, 4), BOOL), rand((3, 4)))
 
 
 @op_test("scatter_add.out")
