@@ -4,8 +4,10 @@ ambiguous."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
+import tempfile
 import sys
 import sysconfig
 from collections.abc import Sequence
@@ -24,10 +26,25 @@ GOLDEN = TESTS / "golden"
 
 
 def shared_header(version: str) -> Path:
-    path = SHARED_DATA / f"torch-{version}" / "RegistrationDeclarations.h"
-    if not path.is_file():
-        pytest.fail(f"missing real upgrade data {path}: set SCAFFOLD_SHARED_DATA")
-    return path
+    """The real RegistrationDeclarations.h of torch `version`: the workspace's shared copy when it
+    is beside this checkout, else the gzipped copy vendored in tests/data/upstream."""
+    shared = SHARED_DATA / f"torch-{version}" / "RegistrationDeclarations.h"
+    if shared.is_file():
+        return shared
+    return vendored_header(version)
+
+
+def vendored_header(version: str) -> Path:
+    packed = TESTS / "data" / "upstream" / f"torch-{version}-RegistrationDeclarations.h.gz"
+    if not packed.is_file():
+        pytest.fail(f"no real header for torch {version}: neither {SHARED_DATA} nor {packed}")
+    unpacked = Path(tempfile.gettempdir()) / f"scaffold-backend-tests-torch-{version}" / "RegistrationDeclarations.h"
+    if not unpacked.is_file():
+        unpacked.parent.mkdir(parents=True, exist_ok=True)
+        temporary = unpacked.with_suffix(f".{os.getpid()}")
+        temporary.write_bytes(gzip.decompress(packed.read_bytes()))
+        os.replace(temporary, unpacked)
+    return unpacked
 
 
 def run_cli_process(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scaffold_testing import shared_header
+from scaffold_testing import SHARED_DATA, shared_header, vendored_header
 
 from scaffold_backend.errors import DeclarationsError, ScaffoldError
 from scaffold_backend.model import parse_declarations
@@ -107,3 +107,11 @@ def test_op_traits_line_scan_matches_a_full_yaml_parse() -> None:
     assert scanned == installed_op_traits_from_yaml()
     assert not scanned["_copy_from"].device_check  # copies mix devices by design
     assert scanned["mm.out"].device_check
+
+
+@pytest.mark.parametrize("version", ["2.9.0", "2.12.0"])
+def test_vendored_upgrade_data_is_the_real_header(version: str) -> None:
+    shared = SHARED_DATA / f"torch-{version}" / "RegistrationDeclarations.h"
+    if not shared.is_file():
+        pytest.skip(f"the workspace copy {shared} is not beside this checkout")
+    assert vendored_header(version).read_bytes() == shared.read_bytes()
