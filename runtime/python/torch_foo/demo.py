@@ -13,7 +13,7 @@ import torch_foo  # noqa: F401  (`import torch` autoloads it too, unless TORCH_D
 
 
 def main() -> None:
-    torch.foo.manual_seed(0)
+    torch.manual_seed(0)  # seeds the CPU (parameter init) and every foo device
     inputs = torch.randn(256, 16, device="foo")
     targets = inputs[:, :4].sum(dim=1).gt(0).long()
     model = torch.nn.Sequential(
