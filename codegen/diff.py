@@ -10,7 +10,6 @@ mapped to the backend's own ops, kernel files and what the user has to do.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from torchgen.model import Argument, FunctionSchema
@@ -299,7 +298,3 @@ def summary_counts(diff: DeclarationsDiff) -> dict[str, int]:
         "became_required": sum(1 for c in diff.changes if c.flag_change is FlagChange.BECAME_REQUIRED),
         "no_longer_required": sum(1 for c in diff.changes if c.flag_change is FlagChange.NO_LONGER_REQUIRED),
     }
-
-
-def changed_ops(changes: Sequence[OpChange]) -> list[str]:
-    return [change.op_name for change in changes]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from . import ident
 from .errors import BackendYamlError, DeclarationsError
-from .model import BackendConfig, Declaration, DeclarationsFile, FallbackDefault, OpEntry
+from .model import BackendConfig, Declaration, DeclarationsFile, OpEntry
 
 
 class OpStatus(enum.Enum):
@@ -87,17 +87,6 @@ class Selection:
     def kernels(self) -> list[SelectedOp]:
         """Ops whose kernels the user writes (native and autograd), sorted by name."""
         return self.with_status(*KERNEL_STATUSES)
-
-    def kernel_groups(self) -> dict[str, list[SelectedOp]]:
-        """Kernel ops by stub group, groups and their ops sorted."""
-        groups: dict[str, list[SelectedOp]] = {}
-        for op in self.kernels:
-            groups.setdefault(op.group, []).append(op)
-        return dict(sorted(groups.items()))
-
-    @property
-    def boxed_fallback_errors_by_default(self) -> bool:
-        return self.config.fallback.default is FallbackDefault.ERROR
 
 
 def closest_op_names(op_name: str, known: list[str]) -> list[str]:

@@ -48,9 +48,6 @@ class Plan:
     def __bool__(self) -> bool:
         return bool(self.changes)
 
-    def with_action(self, *actions: Action) -> list[Change]:
-        return [change for change in self.changes if change.action in actions]
-
 
 def read_text_if_exists(path: Path) -> str | None:
     try:

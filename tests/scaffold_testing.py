@@ -9,14 +9,12 @@ import os
 import subprocess
 import tempfile
 import sys
-import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from scaffold_backend.inputs import find_installed_torch
 
 REPO = Path(__file__).resolve().parent.parent
 # Real headers from the torch 2.9.0 and 2.12.0 wheels, for upgrade tests (see shared/data/README.md).
