@@ -40,13 +40,23 @@ class GenerateOptions:
 
 @dataclass(frozen=True)
 class GenerateResult:
-    selection: Selection
-    layout: Layout
+    context: EmitContext
+    """The selection, layout and C++ bindings the outputs were emitted from."""
+    kernel_files: tuple[KernelFile, ...]
+    """The kernel files as the generator emits them (before any merge with the user's)."""
     plan: Plan
     merges: dict[Path, MergeResult]
     """Kernel files that needed more than creation, and what happened to them."""
     orphaned: tuple[str, ...]
     """Kernel files (relative to the output directory) whose ops are no longer generated."""
+
+    @property
+    def selection(self) -> Selection:
+        return self.context.selection
+
+    @property
+    def layout(self) -> Layout:
+        return self.context.layout
 
     def conflicts(self) -> list[Path]:
         return sorted(path for path, result in self.merges.items() if result.outcome is MergeOutcome.CONFLICT)
@@ -99,7 +109,7 @@ def prepare(options: GenerateOptions) -> GenerateResult:
     # The manifest goes last: if a run is interrupted, the next one still sees the old record.
     ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)
     plan = Plan(tuple(kernel_changes + ordered))
-    return GenerateResult(selection, layout, plan, merges, tuple(orphaned))
+    return GenerateResult(context, tuple(kernel_files), plan, merges, tuple(orphaned))
 
 
 def _plan_kernel_files(

@@ -28,12 +28,10 @@ import yaml
 from . import __version__, ident
 from .backend_yaml import parse_backend_yaml
 from .core_ops import CORE_OPS, fill_core_kernels
-from .emit.common import Layout
-from .emit.context import build_context
-from .emit.stubs import emit_stubs
 from .errors import ProjectConfigError, ScaffoldError, SourceLocation
-from .generate import GenerateOptions, load_selection, run
+from .generate import GenerateOptions, run
 from .inputs import display_path, load_declarations
+from .model import DeclarationsFile
 from .render import render
 from .resources import data_dir
 from .selection import closest_op_names, select
@@ -176,9 +174,8 @@ def _is_generated_device_method(name: str) -> bool:
     return bool(_import_torch_without_backends()._C._get_privateuse1_backend_name() == name)
 
 
-def _check_ops(ops: Sequence[str]) -> list[str]:
+def _check_ops(ops: Sequence[str], declarations: DeclarationsFile) -> list[str]:
     """The --ops entries that are not core ops already, validated against the installed torch."""
-    declarations = load_declarations(None, Path.cwd())
     extra = []
     for op in ops:
         if declarations.get(op) is None:
@@ -327,12 +324,10 @@ def _stage(names: ProjectNames, backend_yaml: str, staging: Path) -> None:
         declarations_path=None,
         root=staging,
     )
-    run(options)
+    result = run(options)
     # The core ops' kernels forward to the runtime, so the new backend works out of the box.
-    selection = load_selection(options.yaml_path, None, staging)
-    context = build_context(selection, Layout(staging, options.out_dir, options.kernels_dir))
-    bindings = [binding for _, binding in context.kernels]
-    for kernel in emit_stubs(context):
+    bindings = [binding for _, binding in result.context.kernels]
+    for kernel in result.kernel_files:
         filled = fill_core_kernels(kernel, bindings)
         if filled != kernel.output.content:
             write_atomically(kernel.output.path, filled)
@@ -349,7 +344,8 @@ def init_project(options: InitOptions) -> InitResult:
     check_device_name(options.name)
     target = options.target
     _check_target(target, options.force)
-    extra_ops = _check_ops(options.ops)
+    declarations = load_declarations(None, Path.cwd())
+    extra_ops = _check_ops(options.ops, declarations)
     if options.from_yaml is not None:
         shown = display_path(options.from_yaml, Path.cwd())
         try:
@@ -359,7 +355,7 @@ def init_project(options: InitOptions) -> InitResult:
                 f"cannot read the backend YAML: {error.strerror}", location=SourceLocation(shown)
             ) from None
         # The user's ops are checked against their own file and lines before it is adapted.
-        select(parse_backend_yaml(text, display_path=shown), load_declarations(None, Path.cwd()))
+        select(parse_backend_yaml(text, display_path=shown), declarations)
         backend_yaml = adapt_backend_yaml(text, shown, names, extra_ops)
     else:
         backend_yaml = default_backend_yaml(names, extra_ops)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .emit.common import GENERATED_MARKER, Layout, OutputFile, Owner
 from .errors import OutputError, SourceLocation
+from .inputs import display_path
 from .manifest import Manifest, sha256_text
 
 
@@ -108,23 +109,16 @@ def plan_generated_files(
             raise OutputError(
                 "this generated file is no longer produced, but it was edited by hand since the "
                 "last generation, so it is not deleted",
-                location=SourceLocation(_shown(path, root)),
+                location=SourceLocation(display_path(path, root)),
                 hint="move what you need into a kernel file and delete it, or pass --force",
             )
         changes.append(Change(path, Action.DELETE, None))
     return changes
 
 
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def _refuse_to_clobber(path: Path, current: str, recorded_digest: str | None, root: Path) -> None:
     """Overwrite a generated file only if it is still exactly what scaffold-backend wrote."""
-    location = SourceLocation(_shown(path, root))
+    location = SourceLocation(display_path(path, root))
     if recorded_digest is None:
         if GENERATED_MARKER not in "\n".join(current.split("\n", 3)[:3]):
             raise OutputError(
