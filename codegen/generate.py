@@ -19,10 +19,11 @@ from .emit.registration import emit_autograd_registration, emit_registration_sha
 from .emit.stubs import KernelFile, emit_stubs
 from .errors import MergeConflictError, StaleOutputError
 from .backend_yaml import default_backend_config
-from .inputs import display_path, load_backend_config, load_declarations
+from .inputs import display_path, find_installed_torch, load_backend_config, load_declarations
 from .manifest import Manifest, parse_manifest
 from .merge import MergeOutcome, MergeResult, update_kernel_file
 from .selection import Selection, select
+from .torch_support import torch_support
 from .writer import Action, Change, Plan, apply, check_unique_paths, plan_generated_files, read_text_if_exists
 
 
@@ -88,6 +89,7 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
 
 def prepare(options: GenerateOptions) -> GenerateResult:
     """Compute every change `generate` would make, writing nothing."""
+    torch_support().check(find_installed_torch().version)
     selection = load_selection(options.yaml_path, options.declarations_path, options.root)
     layout = Layout(root=options.root, out_dir=options.out_dir, kernels_dir=options.kernels_dir)
     context = build_context(selection, layout)
