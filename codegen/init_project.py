@@ -13,13 +13,15 @@ end: a bad name, a bad YAML or an unwritable target leaves nothing half-created.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 import shutil
 import sys
 import tempfile
 import types
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +37,7 @@ from .model import DeclarationsFile
 from .render import render
 from .resources import data_dir
 from .selection import closest_op_names, select
+from .torch_support import torch_support
 from .writer import write_atomically
 
 # Files copied verbatim from the repository's runtime/ (the reference backend's package root).
@@ -42,6 +45,8 @@ RUNTIME_PACKAGE = "torch_foo"
 _AUTOLOAD = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 _COPIED_FROM_RUNTIME = {"CMakeLists.txt": "CMakeLists.txt"}
 _RUNTIME_SOURCE_SUFFIXES = (".h", ".cpp")
+# cmake/: how the build finds torch, and the supported torch releases (torch-requirement.txt).
+_RUNTIME_BUILD_SUFFIXES = (".cmake", ".py", ".txt")
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,11 @@ class ProjectLayout:
 REFERENCE_BACKEND_LAYOUT = ProjectLayout(generated_dir="../generated", kernels_dir="kernels", yaml_path=None)
 
 
+# The build backend of every backend package, pinned: its behaviour (build-dir reuse, cmake.define
+# from the environment) is part of how projects build.
+SCIKIT_BUILD_CORE_REQUIREMENT = "scikit-build-core==1.1.2"
+
+
 def _torch_version() -> str:
     return importlib.metadata.version("torch").split("+", 1)[0]
 
@@ -91,6 +101,8 @@ def render_package_files(names: ProjectNames, layout: ProjectLayout) -> dict[str
         "generated_dir": layout.generated_dir,
         "kernels_dir": layout.kernels_dir,
         "scaffold_settings": layout.scaffold_settings(),
+        "torch_requirement": torch_support().requirement,
+        "scikit_build_core_requirement": SCIKIT_BUILD_CORE_REQUIREMENT,
     }
     return {
         "pyproject.toml": render("project/pyproject.toml.j2", **context),
@@ -107,6 +119,13 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
         for path in sorted((runtime / "csrc").iterdir())
         if path.suffix in _RUNTIME_SOURCE_SUFFIXES
     }
+    files.update(
+        {
+            f"cmake/{path.name}": path.read_text(encoding="utf-8")
+            for path in sorted((runtime / "cmake").iterdir())
+            if path.is_file() and path.suffix in _RUNTIME_BUILD_SUFFIXES
+        }
+    )
     for source, target in _COPIED_FROM_RUNTIME.items():
         files[target] = (runtime / source).read_text(encoding="utf-8")
     files[f"python/{names.package}/_device.py"] = (
@@ -153,19 +172,51 @@ def _torch_attribute_clash(name: str) -> str | None:
 
 def _import_torch_without_backends() -> types.ModuleType:
     """torch, imported without autoloading installed backends (which would add their own names
-    to torch); the environment is left as it was."""
+    to torch); the environment is left as it was. Whatever torch prints while importing (a
+    missing NumPy, a CUDA driver notice) is kept from the user, whose terminal shows the tool's
+    own messages only; if the import fails, its error is the message."""
     if "torch" in sys.modules:
         return sys.modules["torch"]
     previous = os.environ.get(_AUTOLOAD)
     os.environ[_AUTOLOAD] = "0"
     try:
-        import torch
+        with warnings.catch_warnings(), _silenced_stderr() as chatter:
+            warnings.simplefilter("ignore")
+            try:
+                import torch
+            except Exception as error:
+                raise ProjectConfigError(
+                    f"torch cannot be imported: {type(error).__name__}: {error}",
+                    hint=chatter().strip().splitlines()[-1] if chatter().strip() else None,
+                ) from None
     finally:
         if previous is None:
             del os.environ[_AUTOLOAD]
         else:
             os.environ[_AUTOLOAD] = previous
     return torch
+
+
+@contextlib.contextmanager
+def _silenced_stderr() -> Iterator[Callable[[], str]]:
+    """Redirect file descriptor 2 (C++ and Python writers alike) to a temporary file; yields a
+    function returning what was written so far."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        os.dup2(sink.fileno(), 2)
+
+        def written() -> str:
+            sink.flush()
+            sink.seek(0)
+            return sink.read().decode("utf-8", "replace")
+
+        try:
+            yield written
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def _is_generated_device_method(name: str) -> bool:
@@ -298,6 +349,7 @@ def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
         "package": names.package,
         "torch_version": torch_version,
         "generator_version": __version__,
+        "scikit_build_core_requirement": SCIKIT_BUILD_CORE_REQUIREMENT,
     }
     files = {
         **copied_runtime_files(names),

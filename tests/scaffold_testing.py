@@ -5,6 +5,7 @@ ambiguous."""
 from __future__ import annotations
 
 import gzip
+import importlib.metadata
 import os
 import subprocess
 import tempfile
@@ -20,6 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 # Real headers from the torch 2.9.0 and 2.12.0 wheels, for upgrade tests (see shared/data/README.md).
 SHARED_DATA = Path(os.environ.get("SCAFFOLD_SHARED_DATA", REPO.parent / "shared" / "data"))
 TESTS = Path(__file__).resolve().parent
+# The release of the torch the tests run against: messages about the installed header name it.
+INSTALLED_TORCH = importlib.metadata.version("torch").split("+", 1)[0]
 GOLDEN = TESTS / "golden"
 
 
@@ -43,6 +46,18 @@ def vendored_header(version: str) -> Path:
         temporary.write_bytes(gzip.decompress(packed.read_bytes()))
         os.replace(temporary, unpacked)
     return unpacked
+
+
+def fake_torch_installation(directory: Path, version: str) -> Path:
+    """A directory laid out like an installed torch package holding the real header of torch
+    `version`: what `diff` accepts as a torch installation, whatever torch is installed."""
+    package = directory / f"torch-{version}" / "torch"
+    header = package / "include" / "ATen" / "RegistrationDeclarations.h"
+    if not header.is_file():
+        header.parent.mkdir(parents=True, exist_ok=True)
+        header.write_bytes(shared_header(version).read_bytes())
+        (package / "version.py").write_text(f"__version__ = '{version}'\n")
+    return package
 
 
 def run_cli_process(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:

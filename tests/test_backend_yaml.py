@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from scaffold_testing import INSTALLED_TORCH
 
 from scaffold_backend.backend_yaml import parse_backend_yaml
 from scaffold_backend.errors import BackendYamlError
@@ -106,8 +107,8 @@ def select_error(text: str, declarations) -> str:  # type: ignore[no-untyped-def
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("supported:\n- ad.Tensor\n", "b.yaml:4: unknown operator 'ad.Tensor' under 'supported': torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0) has no such operator\n  hint: did you mean 'add.Tensor', 'add_.Tensor', 'div.Tensor'?"),
-        ("supported:\n- zzz_no_such_op\n", "b.yaml:4: unknown operator 'zzz_no_such_op' under 'supported': torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0) has no such operator\n  hint: run `scaffold-backend ops --all` to list the operators of this torch"),
+        ("supported:\n- ad.Tensor\n", f"b.yaml:4: unknown operator 'ad.Tensor' under 'supported': torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH}) has no such operator\n  hint: did you mean 'add.Tensor', 'add_.Tensor', 'div.Tensor'?"),
+        ("supported:\n- zzz_no_such_op\n", f"b.yaml:4: unknown operator 'zzz_no_such_op' under 'supported': torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH}) has no such operator\n  hint: run `scaffold-backend ops --all` to list the operators of this torch"),
         ("supported:\n- abs.out\n- abs.out\n", "b.yaml:5: 'abs.out' is listed twice under 'supported'"),
         ("supported:\n- abs.out\nautograd:\n- abs.out\n", "b.yaml:6: 'abs.out' is listed under both 'supported' (line 4) and 'autograd'\n  hint: an op has one status: a kernel (supported or autograd) or an explicit fallback"),
         ("supported:\n- abs.out\nfallback:\n  explicit: [abs.out]\n", "b.yaml:6: 'abs.out' is listed under both 'supported' (line 4) and 'fallback.explicit'\n  hint: an op has one status: a kernel (supported or autograd) or an explicit fallback"),

@@ -1,4 +1,5 @@
-"""`scaffold-backend diff` on the real headers of torch 2.9.0 and 2.12.0 against the installed 2.13.0."""
+"""`scaffold-backend diff` on the real headers of torch 2.9.0, 2.12.0 and 2.13.0 (vendored, so the
+figures do not depend on the installed torch)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scaffold_testing import TESTS, run_cli_process, shared_header
+from scaffold_testing import TESTS, fake_torch_installation, run_cli_process, shared_header
 
 from scaffold_backend.diff import FlagChange, diff_declarations
 from scaffold_backend.inputs import load_declarations
@@ -16,13 +17,14 @@ SCALED_MM_V2_FAMILY = {"_scaled_mm_v2", "_scaled_mm_v2.out", "_scaled_grouped_mm
 
 
 @pytest.fixture(scope="module")
-def installed():  # type: ignore[no-untyped-def]
-    return load_declarations(None, Path.cwd())
+def torch_2_13():  # type: ignore[no-untyped-def]
+    """torch 2.13.0's header: the release these figures were measured against."""
+    return load_declarations(shared_header("2.13.0"), Path.cwd())
 
 
-def test_2_9_to_2_13_names_exactly_the_real_changes(installed) -> None:  # type: ignore[no-untyped-def]
+def test_2_9_to_2_13_names_exactly_the_real_changes(torch_2_13) -> None:  # type: ignore[no-untyped-def]
     old = load_declarations(shared_header("2.9.0"), Path.cwd())
-    diff = diff_declarations(old, installed)
+    diff = diff_declarations(old, torch_2_13)
     schema = {change.op_name: change.schema_changes for change in diff.of_kind("schema")}
     assert schema == {
         "tril": ("argument 'diagonal': int -> SymInt",),
@@ -48,9 +50,9 @@ def test_2_9_to_2_13_names_exactly_the_real_changes(installed) -> None:  # type:
     assert len(diff.of_kind("removed")) == 116
 
 
-def test_2_12_to_2_13_removes_named_tensor_overloads(installed) -> None:  # type: ignore[no-untyped-def]
+def test_2_12_to_2_13_removes_named_tensor_overloads(torch_2_13) -> None:  # type: ignore[no-untyped-def]
     old = load_declarations(shared_header("2.12.0"), Path.cwd())
-    diff = diff_declarations(old, installed)
+    diff = diff_declarations(old, torch_2_13)
     assert [c.op_name for c in diff.of_kind("added")] == ["_foreach_mm"]
     removed = diff.of_kind("removed")
     assert len(removed) == 116
@@ -75,7 +77,7 @@ def test_text_markdown_and_json_with_a_backend(tmp_path: Path) -> None:
         "backend: PrivateUse1\ncpp_namespace: up\ndevice: up\n"
         "supported: [tril.out, triu.out, mm.out, ldexp.out]\nsymint: [triu.out]\n"
     )
-    args = ["diff", str(shared_header("2.9.0")), "installed", "--yaml", "backend.yaml"]
+    args = ["diff", str(shared_header("2.9.0")), str(fake_torch_installation(tmp_path, "2.13.0")), "--yaml", "backend.yaml"]
     text = run_cli_process(args, tmp_path)
     assert text.returncode == 0, text.stderr
     assert (
@@ -105,17 +107,21 @@ def test_text_markdown_and_json_with_a_backend(tmp_path: Path) -> None:
 
 def test_removed_op_in_the_yaml_names_its_likely_replacement(tmp_path: Path) -> None:
     (tmp_path / "backend.yaml").write_text("backend: PrivateUse1\ncpp_namespace: up\nsupported: [sum.dim_DimnameList]\n")
-    result = run_cli_process(["diff", str(shared_header("2.12.0")), "installed", "--yaml", "backend.yaml"], tmp_path)
+    torch_2_13 = fake_torch_installation(tmp_path, "2.13.0")
+    result = run_cli_process(["diff", str(shared_header("2.12.0")), str(torch_2_13), "--yaml", "backend.yaml"], tmp_path)
     assert (
         "  sum.dim_DimnameList [supported]: removed from PyTorch\n"
         "      -> remove it from 'supported' in backend.yaml; likely replacement: 'sum.dim_IntList'; its kernel "
         "stays in the file and is reported until you delete it\n" in result.stdout
     )
-    generate = run_cli_process(["generate", "--yaml", "backend.yaml", "--out", "generated"], tmp_path)
+    header = torch_2_13 / "include" / "ATen" / "RegistrationDeclarations.h"
+    generate = run_cli_process(
+        ["generate", "--yaml", "backend.yaml", "--out", "generated", "--declarations", str(header)], tmp_path
+    )
     assert generate.returncode == 2
     assert generate.stderr == (
         "error: backend.yaml:3: unknown operator 'sum.dim_DimnameList' under 'supported': "
-        "torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0) has no such operator\n"
+        "torch-2.13.0/torch/include/ATen/RegistrationDeclarations.h has no such operator\n"
         "  hint: did you mean 'sum.dim_IntList', 'sum.IntList_out', 'sum.out'?\n"
     )
 

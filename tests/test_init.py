@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import site
 import subprocess
 import venv
 from pathlib import Path
 
 import pytest
 import yaml
-from scaffold_testing import REPO, run_cli_process, tree
+from scaffold_testing import INSTALLED_TORCH, REPO, run_cli_process, tree
 
 from scaffold_backend.core_ops import CORE_OPS
 from scaffold_backend.init_project import (
@@ -92,7 +93,7 @@ def test_unknown_op_and_bad_from_yaml(tmp_path: Path) -> None:
     result = init(tmp_path, "bar", "--ops", "ad.Tensor")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "error: --ops: unknown operator 'ad.Tensor': torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0) has no such operator",
+        f"error: --ops: unknown operator 'ad.Tensor': torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH}) has no such operator",
         "  hint: did you mean 'add.Tensor', 'add_.Tensor', 'div.Tensor'?",
     ]
     (tmp_path / "mine.yaml").write_text("backend: PrivateUse1\ncpp_namespace: mine\nsuported: [abs.out]\n")
@@ -104,9 +105,21 @@ def test_unknown_op_and_bad_from_yaml(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.splitlines()[0] == (
         "error: ops.yaml:3: unknown operator 'no_such_op' under 'supported': "
-        "torch/include/ATen/RegistrationDeclarations.h (torch 2.13.0) has no such operator"
+        f"torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH}) has no such operator"
     )
     assert sorted(os.listdir(tmp_path)) == ["mine.yaml", "ops.yaml"]
+
+
+def test_torch_import_chatter_never_reaches_the_user(tmp_path: Path) -> None:
+    """Without NumPy, `import torch` warns on stderr; init imports torch to check names, and its
+    error must still be exactly the tool's own line and hint."""
+    python = make_venv(tmp_path / "venv", hide=("numpy",))
+    result = run(f"{python} -m scaffold_backend.cli init nn", tmp_path, python)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "error: NAME: device name 'nn' is already used by PyTorch (torch.nn exists)",
+        "  hint: pick a name PyTorch does not use, such as 'my_npu'",
+    ]
 
 
 def test_dry_run_creates_nothing(tmp_path: Path) -> None:
@@ -142,7 +155,7 @@ def test_new_project_shape(tmp_path: Path) -> None:
     # README's first lines are the set-up and test commands.
     readme = files["README.md"].decode().splitlines()
     assert readme[2] == "```bash"
-    assert readme[3].startswith("pip install torch==2.13.0 ") and "pip install --no-build-isolation ." in readme[3]
+    assert readme[3].startswith(f"pip install torch=={INSTALLED_TORCH} ") and "pip install --no-build-isolation ." in readme[3]
     assert readme[4] == "python -m pytest tests -q"
     assert {".github/workflows/bar.yml", ".github/workflows/bar-torch-upgrade.yml", "tests/test_bar.py",
             "python/_torch_bar_autoload.py", "python/torch_bar/__init__.py", ".gitignore"} <= set(files)
@@ -203,11 +216,28 @@ def test_reference_backend_is_init_plus_its_own_kernels(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def make_venv(path: Path) -> Path:
-    """A virtual environment that sees the installed torch and tools but installs its own
-    packages, so the backends built here never reach the main environment."""
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(path)
-    return path / "bin" / "python"
+# Installed backends of the environment running the tests: a new venv must not see them, or
+# `import torch` there would autoload them next to the project under test.
+_HIDDEN_DISTRIBUTIONS = ("torch_foo", "_torch_foo_autoload")
+
+
+def make_venv(path: Path, hide: tuple[str, ...] = ()) -> Path:
+    """A virtual environment that sees this environment's torch and tools (its own venv or the
+    system's, whichever runs the tests) but installs its own packages, so the backends built here
+    never reach the main environment. Each package is linked in, not the whole site-packages
+    (system_site_packages would see the base interpreter's, not a venv's), leaving out installed
+    backends (and the packages named in `hide`)."""
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(path)
+    python = path / "bin" / "python"
+    (target,) = Path(path / "lib").glob("python3*/site-packages")
+    for site_packages in map(Path, site.getsitepackages()):
+        if not site_packages.is_dir():
+            continue
+        for entry in site_packages.iterdir():
+            if entry.name.startswith(_HIDDEN_DISTRIBUTIONS + hide) or (target / entry.name).exists():
+                continue
+            (target / entry.name).symlink_to(entry)
+    return python
 
 
 def run(command: str, cwd: Path, python: Path, **env: str) -> subprocess.CompletedProcess[str]:
