@@ -69,6 +69,8 @@
 #include <c10/core/TensorOptions.h>
 #include <c10/util/Exception.h>
 
+#include "torch_compat.h"
+
 namespace scaffold::runtime {
 
 class OutputView;
@@ -236,14 +238,14 @@ class StructuredFunctional final : public Structured {
       int64_t output_idx,
       at::IntArrayRef sizes,
       at::IntArrayRef strides,
-      at::TensorOptions options) override {
+      at::TensorOptions options SCAFFOLD_OUTPUT_NAMES_PARAMETER) override {
     set_output(output_idx, sizes, strides, options);
   }
   void set_output_raw_strided(
       int64_t output_idx,
       at::IntArrayRef sizes,
       at::IntArrayRef strides,
-      at::TensorOptions options) override {
+      at::TensorOptions options SCAFFOLD_OUTPUT_NAMES_PARAMETER) override {
     set_output(output_idx, sizes, strides, options);
   }
   const at::Tensor& maybe_get_output(int64_t output_idx) override {
@@ -262,7 +264,7 @@ class StructuredFunctional final : public Structured {
     // As in ATen's generated functional wrappers: a TensorIterator-based
     // meta() picks the output up here, after it exists.
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Structured>) {
-      Structured::set_output_raw_strided(output_idx, sizes, strides, options);
+      Structured::set_output_raw_strided(output_idx, sizes, strides, options SCAFFOLD_NO_OUTPUT_NAMES);
     }
   }
 
