@@ -79,7 +79,9 @@ def test_upgrade_from_2_9_keeps_user_code_and_compiles(tmp_path: Path, toolchain
     )
     assert impacts["triu.out"]["kernel_file"] == "kernels/triu.cpp"
     new_required = {op for op, i in impacts.items() if i["change"] == "new op that backends must register"}
-    assert {"_scaled_mm_v2", "_scaled_mm_v2.out", "_scaled_grouped_mm_v2"} <= new_required
+    # Which of the v2 family must be registered varies by release (2.14 made the functional forms
+    # composite); the out= form is required from 2.13 on.
+    assert "_scaled_mm_v2.out" in new_required
     assert set(impacts) == {"tril.out", "triu.out"} | new_required  # nothing else touches this backend
 
     # 2. --check against the new torch is the CI gate: stale, exit 1.
