@@ -14,12 +14,13 @@ import hashlib
 from collections.abc import Callable
 from typing import TypeVar
 
-import yaml
 from torchgen.model import DispatchKey, OperatorName
+
+import yaml
 
 from . import ident
 from .errors import BackendYamlError, ScaffoldError, SourceLocation
-from .model import BackendConfig, FallbackDefault, FallbackPolicy, OpEntry
+from .model import TORCHGEN_PARSE_ERRORS, BackendConfig, FallbackDefault, FallbackPolicy, OpEntry
 
 T = TypeVar("T")
 
@@ -127,7 +128,7 @@ class _Reader:
         try:
             OperatorName.parse(text)
             valid = text.replace(".", "_").isidentifier() and text.isascii()
-        except Exception:
+        except TORCHGEN_PARSE_ERRORS:
             valid = False
         if not valid:
             raise self.error(
@@ -175,7 +176,7 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
     backend = reader.string(backend_node, "'backend'")
     try:
         DispatchKey.parse(backend)
-    except Exception:
+    except TORCHGEN_PARSE_ERRORS:
         raise reader.error(
             backend_node,
             f"'backend' must be a PyTorch dispatch key, got '{backend}'",
@@ -220,7 +221,7 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
     autograd_key: str | None = f"Autograd{backend}"
     try:
         DispatchKey.parse(f"Autograd{backend}")
-    except Exception:
+    except TORCHGEN_PARSE_ERRORS:
         autograd_key = None
     if autograd and autograd_key is None:
         raise reader.error(

@@ -219,7 +219,15 @@ def _kernel_declaration(declaration: Declaration, symint: bool, config: BackendC
     return kernel_binding(declaration, symint=symint, config=config).kernel_declaration()
 
 
-def backend_impact(diff: DeclarationsDiff, config: BackendConfig, kernels_dir_name: str = "kernels") -> list[BackendImpact]:
+def _kernel_types(declaration: Declaration, symint: bool, config: BackendConfig) -> str | None:
+    if declaration.schema is None:
+        return None
+    return kernel_binding(declaration, symint=symint, config=config).type_signature()
+
+
+def backend_impact(
+    diff: DeclarationsDiff, config: BackendConfig, kernels_dir_name: str = "kernels"
+) -> list[BackendImpact]:
     listed = _listed_keys(config)
     symint = {entry.op_name for entry in config.symint}
     falls_back = config.fallback.default is FallbackDefault.CPU
@@ -255,7 +263,16 @@ def backend_impact(diff: DeclarationsDiff, config: BackendConfig, kernels_dir_na
         if is_kernel and change.schema_changes:
             before = _kernel_declaration(change.old, change.op_name in symint, config)
             after = _kernel_declaration(change.new, change.op_name in symint, config)
-            if before is not None and before == after:
+            if before is not None and before != after and _kernel_types(
+                change.old, change.op_name in symint, config
+            ) == _kernel_types(change.new, change.op_name in symint, config):
+                impacts.append(BackendImpact(
+                    change.op_name, key, f"parameters renamed only: {before} -> {after}",
+                    "regenerate: your kernel keeps its parameter names (the types are unchanged, "
+                    "so your definition still matches)",
+                    kernel_file,
+                ))
+            elif before is not None and before == after:
                 impacts.append(BackendImpact(
                     change.op_name, key, "schema changed; your kernel's signature did not",
                     "regenerate: the generated wrapper adapts (e.g. converts SymInt to int64_t)",

@@ -6,9 +6,10 @@ must not be overwritten stops the run with nothing half-written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .backend_yaml import default_backend_config
 from .emit.cmake import emit_sources_cmake
 from .emit.common import MANIFEST_NAME, Layout, OutputFile
 from .emit.context import EmitContext, build_context
@@ -18,7 +19,6 @@ from .emit.manifest import build_manifest, emit_manifest
 from .emit.registration import emit_autograd_registration, emit_registration_shards
 from .emit.stubs import KernelFile, emit_stubs
 from .errors import MergeConflictError, StaleOutputError
-from .backend_yaml import default_backend_config
 from .inputs import display_path, find_installed_torch, load_backend_config, load_declarations
 from .manifest import Manifest, parse_manifest
 from .merge import MergeOutcome, MergeResult, update_kernel_file
@@ -50,6 +50,9 @@ class GenerateResult:
     """Kernel files that needed more than creation, and what happened to them."""
     orphaned: tuple[str, ...]
     """Kernel files (relative to the output directory) whose ops are no longer generated."""
+    kept_parameter_names: dict[Path, tuple[str, ...]] = field(default_factory=dict)
+    """Kernel files whose definition lines keep the user's parameter names for these ops, because
+    the declarations changed since the last run and PyTorch renamed their parameters only."""
 
     @property
     def selection(self) -> Selection:
@@ -96,7 +99,14 @@ def prepare(options: GenerateOptions) -> GenerateResult:
     previous = read_manifest(layout)
 
     generated = generated_files(context)
-    kernel_files = emit_stubs(context)
+    kernel_files = []
+    kept_names: dict[Path, tuple[str, ...]] = {}
+    for emitted in emit_stubs(context):
+        kernel, kept = _keeping_user_parameter_names(emitted, previous, layout)
+        kernel_files.append(kernel)
+        upgraded = previous is not None and previous.declarations.sha256 != selection.declarations.sha256
+        if kept and upgraded:
+            kept_names[kernel.output.path] = kept
     check_unique_paths([*generated, *(kernel.output for kernel in kernel_files)])
 
     kernel_changes, merges = _plan_kernel_files(kernel_files, previous, layout)
@@ -111,7 +121,26 @@ def prepare(options: GenerateOptions) -> GenerateResult:
     # The manifest goes last: if a run is interrupted, the next one still sees the old record.
     ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)
     plan = Plan(tuple(kernel_changes + ordered))
-    return GenerateResult(context, tuple(kernel_files), plan, merges, tuple(orphaned))
+    return GenerateResult(context, tuple(kernel_files), plan, merges, tuple(orphaned), kept_names)
+
+
+def _keeping_user_parameter_names(
+    kernel: KernelFile, previous: Manifest | None, layout: Layout
+) -> tuple[KernelFile, tuple[str, ...]]:
+    """Where PyTorch renamed a kernel's parameters but kept their types, the file keeps the
+    definition line it has: the body uses those names, and C++ matches a definition to its
+    declaration by types alone. Only a change of types rewrites a definition line."""
+    record = previous.kernel_files.get(layout.from_out(kernel.output.path)) if previous else None
+    if record is None or not kernel.output.path.exists():
+        return kernel, ()
+    kept = {
+        op: record.heads[op]
+        for op, signature in kernel.type_signatures.items()
+        if op in record.heads
+        and record.heads[op] != kernel.heads[op]
+        and record.type_signatures.get(op) == signature
+    }
+    return kernel.keeping_heads(kept), tuple(sorted(kept))
 
 
 def _plan_kernel_files(

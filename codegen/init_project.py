@@ -184,7 +184,7 @@ def _import_torch_without_backends() -> types.ModuleType:
             warnings.simplefilter("ignore")
             try:
                 import torch
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 -- a broken torch fails in any way; say how
                 raise ProjectConfigError(
                     f"torch cannot be imported: {type(error).__name__}: {error}",
                     hint=chatter().strip().splitlines()[-1] if chatter().strip() else None,

@@ -41,6 +41,10 @@ class KernelFileRecord:
     """Each op of the file and the kernel definition line the generator wrote for it."""
     base: str
     """The text the generator produced for this file last time (the merge base)."""
+    type_signatures: Mapping[str, str] = field(default_factory=dict)
+    """Each op's kernel declaration without parameter names (see KernelBinding.type_signature):
+    a later run compares it to tell a rename-only upgrade, which leaves the user's names alone,
+    from a change of types. Absent in manifests of older generator versions."""
 
     @property
     def ops(self) -> tuple[str, ...]:
@@ -69,7 +73,11 @@ class Manifest:
             },
             "files": dict(sorted(self.files.items())),
             "kernel_files": {
-                path: {"heads": dict(sorted(record.heads.items())), "base": record.base}
+                path: {
+                    "heads": dict(sorted(record.heads.items())),
+                    "type_signatures": dict(sorted(record.type_signatures.items())),
+                    "base": record.base,
+                }
                 for path, record in sorted(self.kernel_files.items())
             },
             "orphaned_kernel_files": sorted(self.orphaned_kernel_files),
@@ -109,6 +117,10 @@ def parse_manifest(text: str, display_path: str) -> Manifest:
                 str(path): KernelFileRecord(
                     heads={str(op): str(head) for op, head in entry["heads"].items()},
                     base=str(entry["base"]),
+                    type_signatures={
+                        str(op): str(signature)
+                        for op, signature in entry.get("type_signatures", {}).items()
+                    },
                 )
                 for path, entry in document["kernel_files"].items()
             },

@@ -2,7 +2,8 @@
 
 `RegistrationDeclarations.h` (shipped in every torch wheel) lists one operator per line:
 
-    at::Tensor & add_out(const at::Tensor & self, ...); // {"schema": "aten::add.out(...) -> ...", "dispatch": "True", "default": "False"}
+    at::Tensor & add_out(const at::Tensor & self, ...); // {"schema": "aten::add.out(...) -> ...",
+        "dispatch": "True", "default": "False"}     (one line in the file)
 
 A `Declaration` keeps each part of such a line: the C++ declaration text (the reference for the
 dispatcher signature), the schema parsed by torchgen's `FunctionSchema`, the two flags, and the
@@ -174,7 +175,7 @@ def parse_declaration_line(line: str, location: SourceLocation) -> Declaration:
         if not parenthesis or "->" not in schema_text:
             raise ValueError("no argument list or no returns")
         name = OperatorName.parse(name_text)
-    except Exception:
+    except TORCHGEN_PARSE_ERRORS:
         raise DeclarationsError(
             f"malformed schema '{schema_text}': expected 'name.overload(arguments) -> returns'",
             location=location,
@@ -189,17 +190,22 @@ def parse_declaration_line(line: str, location: SourceLocation) -> Declaration:
     )
 
 
+TORCHGEN_PARSE_ERRORS = (AssertionError, AttributeError, IndexError, KeyError, RuntimeError, TypeError, ValueError)
+"""What torchgen's parsers raise on text they reject: they assert and index freely rather than
+raising one error type, so callers turning rejected text into a located error catch these."""
+
+
 def _parse_schema(schema_text: str) -> tuple[FunctionSchema | None, str | None]:
     try:
         schema = FunctionSchema.parse(schema_text)
-    except Exception as error:  # torchgen raises AssertionError/RuntimeError/KeyError alike
+    except TORCHGEN_PARSE_ERRORS as error:
         return None, str(error).splitlines()[0] if str(error) else type(error).__name__
     return schema, None
 
 
 def _is_skipped_line(stripped: str) -> bool:
     """Blank lines, comments and preprocessor directives carry no entry."""
-    return not stripped or stripped.startswith("//") or stripped.startswith("#")
+    return not stripped or stripped.startswith(("//", "#"))
 
 
 def parse_declarations(

@@ -54,8 +54,8 @@ def ops_table(selection: Selection, rows: list[dict[str, Any]]) -> str:
         for row in rows
     ]
     widths = [max([len(heading)] + [len(line[i]) for line in table]) for i, heading in enumerate(headings)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(headings, widths)).rstrip()]
-    lines += ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in table]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(headings, widths, strict=True)).rstrip()]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in table]
     counts = Counter(op.status for op in selection.ops)
     required = sum(1 for op in selection.ops if op.declaration.required)
     summary = ", ".join(f"{counts[status]} {status.value}" for status in OpStatus)
@@ -89,6 +89,11 @@ def generate_report(result: GenerateResult, root: Path, *, planned: bool) -> tup
                 f"note: {shown} still defines kernels for {', '.join(merge.removed_ops)}, which are "
                 "no longer generated; they are kept (delete them when you no longer need them)"
             )
+    for path, ops in sorted(result.kept_parameter_names.items()):
+        notes.append(
+            f"note: {display_path(path, root)} keeps your parameter names for {', '.join(ops)}: "
+            "PyTorch renamed parameters but kept their types, so your definition lines still match"
+        )
     for relative in result.orphaned:
         shown = display_path(result.layout.out_dir / relative, root)
         notes.append(

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torchgen
-import yaml
 from torchgen import local
 from torchgen.api import dispatcher
 from torchgen.api.translate import translate
 from torchgen.api.types import DispatcherSignature, NativeSignature
 from torchgen.model import Argument, FunctionSchema
+
+import yaml
 
 from . import ident
 from .model import BackendConfig, Declaration
@@ -147,6 +148,7 @@ class KernelBinding:
     kernel_arguments: str
     """The kernel's parameters, without default values."""
     kernel_argument_names: tuple[str, ...]
+    kernel_argument_types: tuple[str, ...]
     qualified_kernel: str
     """How registration code calls it: `ns::kernel` or `ns::Class::kernel`."""
     wrapper_name: str
@@ -158,6 +160,12 @@ class KernelBinding:
     def kernel_declaration(self, scope: str = "") -> str:
         """`<returns> <scope><kernel_name>(<arguments>)`, without a trailing semicolon."""
         return f"{self.kernel_returns} {scope}{self.kernel_name}({self.kernel_arguments})"
+
+    def type_signature(self) -> str:
+        """The declaration without parameter names: what C++ matches a definition by. Two
+        kernels with the same type signature accept each other's definition lines, whatever
+        their parameters are called."""
+        return f"{self.kernel_returns} {self.kernel_name}({', '.join(self.kernel_argument_types)})"
 
 
 def _tensor_like(arguments: list[Argument]) -> list[str]:
@@ -204,6 +212,7 @@ def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendCon
         kernel_name = dispatcher.name(schema) + ("_symint" if symint else "")
         kernel_arguments = ", ".join(a.no_default().defn() for a in native_signature.arguments())
         kernel_argument_names = tuple(a.name for a in native_signature.arguments())
+        kernel_argument_types = tuple(a.type for a in native_signature.arguments())
         kernel_returns = native_signature.returns_type().cpp_type()
         wrapper_arguments = ", ".join(a.defn() for a in dispatcher_signature.arguments())
         dispatcher_arguments = dispatcher_signature.arguments()
@@ -232,6 +241,7 @@ def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendCon
         kernel_name=kernel_name,
         kernel_arguments=kernel_arguments,
         kernel_argument_names=kernel_argument_names,
+        kernel_argument_types=kernel_argument_types,
         qualified_kernel=qualified_kernel,
         wrapper_name=wrapper_name,
         wrapper_head=f"{wrapper_returns} {wrapper_name}({wrapper_arguments})",

@@ -160,3 +160,81 @@ def test_removed_op_stub_is_kept_reported_and_left_out_of_the_build(tmp_path: Pa
     code, _, err = _generate(tmp_path, "--declarations", "decls.h")
     assert code == 0 and "excluded" not in err
     assert "Excluded" not in (tmp_path / "generated" / "sources.cmake").read_text()
+
+
+RENAME_YAML = """\
+backend: PrivateUse1
+cpp_namespace: renamed
+device: renamed
+supported:
+  - abs.out
+  - tril.out
+{extra}"""
+
+CDIST_BODY = """\
+  // Written against torch 2.13, where the first parameter is called `grad`.
+  return at::zeros_like(x1) + grad.sum() * 0;
+"""
+
+
+def _generate_with_header(root: Path, version: str) -> tuple[int, str, str]:
+    """Generate against the real header of torch `version`, always read from the same path, as
+    an upgrade of the installed torch would."""
+    header = root / "torch-include" / "RegistrationDeclarations.h"
+    header.parent.mkdir(exist_ok=True)
+    header.write_bytes(shared_header(version).read_bytes())
+    return _generate(root, "--declarations", str(header))
+
+
+def _changed(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
+    return {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
+
+
+def test_upgrade_that_changes_nothing_for_the_backend_changes_only_the_manifest(tmp_path: Path) -> None:
+    (tmp_path / "backend.yaml").write_text(RENAME_YAML.format(extra=""))
+    assert _generate_with_header(tmp_path, "2.13.0")[0] == 0
+    before = tree(tmp_path / "generated")
+    code, out, err = _generate_with_header(tmp_path, "2.14.1")
+    assert code == 0, err
+    assert _changed(before, tree(tmp_path / "generated")) == {"scaffold_manifest.json"}
+    assert out.splitlines()[:-1] == ["  updated  generated/scaffold_manifest.json"]
+
+
+def test_rename_only_upgrade_keeps_the_users_parameter_names_and_compiles(tmp_path: Path, toolchain: Toolchain) -> None:
+    """torch 2.14 renamed `_cdist_backward`'s `grad` to `grad_output` without changing a type: a
+    kernel body using `grad` must still compile after regeneration."""
+    root = tmp_path
+    (root / "backend.yaml").write_text(RENAME_YAML.format(extra="  - _cdist_backward\n"))
+    code, _, err = _generate_with_header(root, "2.13.0")
+    assert code == 0, err
+    head = "at::Tensor _cdist_backward(const at::Tensor & grad, const at::Tensor & x1, const at::Tensor & x2, double p, const at::Tensor & cdist)"
+    kernel = root / "kernels" / "_cdist_backward.cpp"
+    _replace_body(kernel, head + " {", CDIST_BODY)
+    kernel.write_text(kernel.read_text().replace("#include <c10/util/Exception.h>\n", "#include <c10/util/Exception.h>\n#include <ATen/ATen.h>\n"))
+    written = kernel.read_bytes()
+    generated_before = tree(root / "generated")
+
+    diff = run_cli_process(
+        ["diff", str(shared_header("2.13.0")), str(shared_header("2.14.1")), "--yaml", "backend.yaml", "--format", "json"], root
+    )
+    assert diff.returncode == 0, diff.stderr
+    impacts = {i["op"]: i for i in json.loads(diff.stdout)["backend"]["impacts"]}
+    assert impacts["_cdist_backward"]["change"].startswith("parameters renamed only: ")
+    assert "keeps its parameter names" in impacts["_cdist_backward"]["action"]
+
+    code, out, err = _generate_with_header(root, "2.14.1")
+    assert code == 0, err
+    assert kernel.read_bytes() == written
+    assert "note: kernels/_cdist_backward.cpp keeps your parameter names for _cdist_backward" in err
+    # The declaration PyTorch's names; the user's definition keeps theirs. Only this op's files and
+    # the manifest change under generated/.
+    declaration = (root / "generated" / "native" / "_cdist_backward.h").read_text()
+    assert "_cdist_backward(const at::Tensor & grad_output, const at::Tensor & x1" in declaration
+    changed = _changed(generated_before, tree(root / "generated"))
+    assert "scaffold_manifest.json" in changed and "native/_cdist_backward.h" in changed
+    assert changed - {"scaffold_manifest.json", "native/_cdist_backward.h"} <= {f"RegisterPrivateUse1_{i}.cpp" for i in range(8)}
+    # Stable from now on: nothing to do, no repeated note, and --check is clean.
+    code, out, err = _generate_with_header(root, "2.14.1")
+    assert code == 0 and "keeps your parameter names" not in err and "everything up to date" in out
+    # And it compiles against the new declaration.
+    compile_all(toolchain, [kernel], root / "obj", [root / "generated"])

@@ -54,8 +54,10 @@ class Layout:
 
 
 def input_lines(selection: Selection) -> list[str]:
-    """The inputs a generated file comes from, named by relative path."""
-    return [selection.config.display_path, selection.declarations.description]
+    """The inputs a generated file comes from, named by relative path. The torch version and the
+    header's digest are left to the manifest: an upgrade that changes nothing for the backend then
+    changes the manifest alone, and a reviewer's diff shows only what matters."""
+    return [selection.config.display_path, selection.declarations.display_path]
 
 
 def generated_banner(selection: Selection, comment: str = "//") -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import BackendConfig
-from ..selection import OpStatus, Selection, SelectedOp
+from ..selection import OpStatus, SelectedOp, Selection
 from ..signatures import FallbackBinding, KernelBinding, fallback_binding, kernel_binding
 from .common import Layout
 

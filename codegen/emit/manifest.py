@@ -30,7 +30,9 @@ def build_manifest(
         files={layout.from_out(output.path): sha256_text(output.content) for output in generated},
         kernel_files={
             layout.from_out(kernel.output.path): KernelFileRecord(
-                heads=kernel.heads, base=kernel.output.content
+                heads=kernel.heads,
+                base=kernel.output.content,
+                type_signatures=kernel.type_signatures,
             )
             for kernel in kernel_files
         },
