@@ -32,6 +32,9 @@ from pathlib import Path
 #: The goal: a full generation costs at most this fraction of torchgen on its small YAML, i.e.
 #: less than torchgen needs just to parse native_functions.yaml.
 GOAL_FRACTION = 0.25
+#: The goal for runs that change nothing (no-op regeneration and --check): this fraction of
+#: torchgen on its small YAML.
+UP_TO_DATE_GOAL_FRACTION = 0.1
 #: How many of the accepted ops make up torchgen's small YAML (see TorchgenSubset.small).
 SMALL_YAML_OPS = 10
 #: Any single subprocess taking longer than this is a hang, not a data point.
@@ -90,6 +93,7 @@ class Results:
     torchgen_subset: TorchgenSubset
     full_generate: Timing
     noop_regenerate: Timing
+    check: Timing
     torchgen_largest: Timing
     torchgen_small: Timing
     python_bare: Timing
@@ -100,6 +104,7 @@ class Results:
         return {
             "full_generate": self.full_generate,
             "noop_regenerate": self.noop_regenerate,
+            "check": self.check,
             "torchgen_largest": self.torchgen_largest,
             "torchgen_small": self.torchgen_small,
             "python_bare": self.python_bare,
@@ -112,6 +117,8 @@ class Results:
             "full generate / torchgen (largest YAML)": full / self.torchgen_largest.median,
             "full generate / torchgen (small YAML)": full / self.torchgen_small.median,
             "no-op / full": self.noop_regenerate.median / full,
+            "no-op / torchgen (small YAML)": self.noop_regenerate.median / self.torchgen_small.median,
+            "--check / torchgen (small YAML)": self.check.median / self.torchgen_small.median,
         }
 
     @property
@@ -121,6 +128,14 @@ class Results:
     @property
     def goal_met(self) -> bool:
         return self.full_generate.median <= self.goal_limit
+
+    @property
+    def up_to_date_limit(self) -> float:
+        return UP_TO_DATE_GOAL_FRACTION * self.torchgen_small.median
+
+    @property
+    def up_to_date_goal_met(self) -> bool:
+        return max(self.noop_regenerate.median, self.check.median) <= self.up_to_date_limit
 
     def as_dict(self) -> dict[str, object]:
         """The same figures as the table, plus every run's time, for tools that track them."""
@@ -134,6 +149,9 @@ class Results:
             "ratios": self.ratios(),
             "goal": {"fraction": GOAL_FRACTION, "full_generate": self.full_generate.median,
                      "limit": self.goal_limit, "met": self.goal_met},
+            "up_to_date_goal": {"fraction": UP_TO_DATE_GOAL_FRACTION, "noop": self.noop_regenerate.median,
+                                "check": self.check.median, "limit": self.up_to_date_limit,
+                                "met": self.up_to_date_goal_met},
         }
 
 
@@ -329,6 +347,8 @@ def run_benchmark(repeat: int) -> Results:
         require_success(run_timed(generate(noop_dir), cwd=work)[1])
         noop = measure("no-op regenerate", generate, work, repeat,
                        verify=expect_up_to_date, target=noop_dir)
+        check = measure("generate --check", lambda target: [*generate(target), "--check"], work, repeat,
+                        verify=expect_up_to_date, target=noop_dir)
 
         log("torchgen: searching for the largest accepted YAML")
         subset = largest_torchgen_subset(ops, work)
@@ -355,7 +375,7 @@ def run_benchmark(repeat: int) -> Results:
         },
         required_ops=len(ops),
         torchgen_subset=subset,
-        full_generate=full, noop_regenerate=noop,
+        full_generate=full, noop_regenerate=noop, check=check,
         torchgen_largest=tg_big, torchgen_small=tg_small,
         python_bare=bare, python_import_cli=imports,
     )
@@ -392,6 +412,9 @@ def format_table(results: Results) -> str:
         f"goal: full generate <= {GOAL_FRACTION} x torchgen on its small YAML: "
         f"{'met' if results.goal_met else 'not met'} "
         f"({results.full_generate.median:.3f} s vs {results.goal_limit:.3f} s)",
+        f"goal: no-op and --check <= {UP_TO_DATE_GOAL_FRACTION} x torchgen on its small YAML: "
+        f"{'met' if results.up_to_date_goal_met else 'not met'} "
+        f"({max(results.noop_regenerate.median, results.check.median):.3f} s vs {results.up_to_date_limit:.3f} s)",
     ]
     return "\n".join(lines)
 

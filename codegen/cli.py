@@ -1,5 +1,10 @@
 """The `scaffold-backend` command line. Commands parse options, call library functions and print
-what those return; the logic lives in the modules they call."""
+what those return; the logic lives in the modules they call.
+
+Only light modules are imported here: the generator proper (torchgen, Jinja, the declarations
+parser) is imported by the commands that need it, so that `generate` on an up-to-date tree
+answers in a few hundredths of a second (see uptodate.py).
+"""
 
 from __future__ import annotations
 
@@ -13,15 +18,13 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
-from .diff import backend_impact, diff_declarations
-from .diff_report import RENDERERS
 from .errors import ScaffoldError
-from .generate import load_selection, prepare, require_current, require_no_conflicts, run
-from .init_project import InitOptions, init_project
-from .inputs import load_backend_config, load_declarations_argument
+from .installed_torch import find_installed_torch
+from .op_status import OpStatus
 from .project import resolve_generate_options, resolve_inputs
-from .report import generate_report, init_report, ops_rows, ops_table
-from .selection import OpStatus
+from .report_formats import REPORT_FORMATS
+from .torch_support import torch_support
+from .uptodate import check_up_to_date, record_current, up_to_date_report
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -99,6 +102,9 @@ def ops(
     as_json: bool,
 ) -> None:
     """List every operator and what the backend does with it."""
+    from .generate import load_selection
+    from .report import ops_rows, ops_table
+
     inputs = resolve_inputs(Path.cwd(), yaml, declarations)
     selection = load_selection(inputs.yaml, inputs.declarations, inputs.root)
     wanted = {OpStatus(status) for status in statuses}
@@ -138,13 +144,24 @@ def generate(
 ) -> None:
     """Generate the backend's C++ sources from the declarations and the backend YAML."""
     options = resolve_generate_options(Path.cwd(), yaml, out, kernels, declarations, force)
+    torch_support().check(find_installed_torch().version)
+    current = check_up_to_date(options)
+    if current is not None:
+        _echo(*up_to_date_report(current, options.root))
+        return
+
+    from .generate import prepare, require_current, require_no_conflicts, run
+    from .report import generate_report
+
     planned = check_only or dry_run
-    result = prepare(options) if planned else run(options)
+    result = prepare(options, check=check_only) if planned else run(options)
     _echo(*generate_report(result, options.root, planned=planned))
     if check_only:
         require_current(result)
     else:
         require_no_conflicts(result)
+    if not result.conflicts() and (not planned or not result.plan):
+        record_current(options)
 
 
 @cli.command("diff")
@@ -154,7 +171,7 @@ def generate(
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(sorted(RENDERERS)),
+    type=click.Choice(REPORT_FORMATS),
     default="text",
     show_default=True,
     help="markdown is short enough for a PR description; json is stable for tools.",
@@ -167,6 +184,10 @@ def diff_command(old: str, new: str, yaml: Path | None, output_format: str) -> N
     current torch. With a backend YAML (--yaml, or the project's), the report also says which of
     the backend's ops and kernel files are affected and what to do.
     """
+    from .diff import backend_impact, diff_declarations
+    from .diff_report import RENDERERS
+    from .inputs import load_backend_config, load_declarations_argument
+
     cwd = Path.cwd()
     inputs = resolve_inputs(cwd, yaml, None)
     declarations_diff = diff_declarations(
@@ -212,6 +233,9 @@ def init(
     factory/copy/view kernels forward to the bundled device runtime and every other op runs on
     the CPU through the generated fallback until you implement it.
     """
+    from .init_project import InitOptions, init_project
+    from .report import init_report
+
     cwd = Path.cwd()
     options = InitOptions(
         name=name,

@@ -22,21 +22,19 @@ from .errors import MergeConflictError, StaleOutputError
 from .inputs import display_path, find_installed_torch, load_backend_config, load_declarations
 from .manifest import Manifest, parse_manifest
 from .merge import MergeOutcome, MergeResult, update_kernel_file
+from .options import GenerateOptions
 from .selection import Selection, select
 from .torch_support import torch_support
-from .writer import Action, Change, Plan, apply, check_unique_paths, plan_generated_files, read_text_if_exists
-
-
-@dataclass(frozen=True)
-class GenerateOptions:
-    yaml_path: Path
-    out_dir: Path
-    kernels_dir: Path
-    declarations_path: Path | None
-    """None: the installed torch's RegistrationDeclarations.h."""
-    root: Path
-    """Input paths are shown relative to this directory in generated files and messages."""
-    force: bool = False
+from .writer import (
+    Action,
+    Change,
+    Plan,
+    apply,
+    check_unique_paths,
+    hand_edited,
+    plan_generated_files,
+    read_text_if_exists,
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +51,8 @@ class GenerateResult:
     kept_parameter_names: dict[Path, tuple[str, ...]] = field(default_factory=dict)
     """Kernel files whose definition lines keep the user's parameter names for these ops, because
     the declarations changed since the last run and PyTorch renamed their parameters only."""
+    edited: tuple[Path, ...] = ()
+    """Under --check: generated files edited by hand (or not written by scaffold-backend)."""
 
     @property
     def selection(self) -> Selection:
@@ -90,8 +90,9 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
     ]
 
 
-def prepare(options: GenerateOptions) -> GenerateResult:
-    """Compute every change `generate` would make, writing nothing."""
+def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
+    """Compute every change `generate` would make, writing nothing. With `check` (the CI gate),
+    a generated file edited by hand is drift to report, not a reason to stop."""
     torch_support().check(find_installed_torch().version)
     selection = load_selection(options.yaml_path, options.declarations_path, options.root)
     layout = Layout(root=options.root, out_dir=options.out_dir, kernels_dir=options.kernels_dir)
@@ -116,12 +117,13 @@ def prepare(options: GenerateOptions) -> GenerateResult:
     generated.append(emit_manifest(context, manifest))
 
     generated_changes = plan_generated_files(
-        generated, previous, layout, options.root, force=options.force
+        generated, previous, layout, options.root, force=options.force or check
     )
     # The manifest goes last: if a run is interrupted, the next one still sees the old record.
     ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)
     plan = Plan(tuple(kernel_changes + ordered))
-    return GenerateResult(context, tuple(kernel_files), plan, merges, tuple(orphaned), kept_names)
+    edited = tuple(hand_edited(generated_changes, previous, layout)) if check else ()
+    return GenerateResult(context, tuple(kernel_files), plan, merges, tuple(orphaned), kept_names, edited)
 
 
 def _keeping_user_parameter_names(
@@ -205,8 +207,14 @@ def require_current(result: GenerateResult) -> None:
     """The CI gate on a prepared (unwritten) result: unresolved conflicts or stale files fail."""
     require_no_conflicts(result)
     if result.plan:
+        edited = ""
+        if result.edited:
+            names = ", ".join(display_path(path, result.layout.root) for path in result.edited)
+            edited = f"; edited by hand: {names}"
         raise StaleOutputError(
             f"{len(result.plan.changes)} file(s) are stale against "
-            f"{result.selection.declarations.description} and {result.selection.config.display_path}",
-            hint="run `scaffold-backend generate` and commit the result",
+            f"{result.selection.declarations.description} and {result.selection.config.display_path}"
+            + edited,
+            hint="run `scaffold-backend generate` and commit the result"
+            + (" (--force discards the hand edits; move them into kernel files first)" if result.edited else ""),
         )

@@ -31,9 +31,10 @@ from . import __version__, ident
 from .backend_yaml import parse_backend_yaml
 from .core_ops import CORE_OPS, fill_core_kernels
 from .errors import ProjectConfigError, ScaffoldError, SourceLocation
-from .generate import GenerateOptions, run
+from .generate import run
 from .inputs import display_path, load_declarations
 from .model import DeclarationsFile
+from .options import GenerateOptions
 from .render import render
 from .resources import data_dir
 from .selection import closest_op_names, select

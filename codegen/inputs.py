@@ -8,55 +8,15 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import importlib.metadata
-import importlib.util
-import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from .backend_yaml import parse_backend_yaml
 from .errors import BackendYamlError, DeclarationsError, ScaffoldError, SourceLocation
+from .installed_torch import INSTALLED_HEADER, InstalledTorch, find_installed_torch
 from .model import BackendConfig, DeclarationsFile, parse_declarations
+from .paths import display_path
 
-# Where every torch wheel ships the header, relative to the torch package directory.
-INSTALLED_HEADER = Path("include") / "ATen" / "RegistrationDeclarations.h"
-
-
-@dataclass(frozen=True)
-class InstalledTorch:
-    package_dir: Path
-    version: str
-
-    @property
-    def declarations_path(self) -> Path:
-        return self.package_dir / INSTALLED_HEADER
-
-    @property
-    def display_path(self) -> str:
-        """Named relative to site-packages, so output does not depend on where torch lives."""
-        return (Path("torch") / INSTALLED_HEADER).as_posix()
-
-
-def find_installed_torch() -> InstalledTorch:
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        raise DeclarationsError(
-            "torch is not installed, so there is no RegistrationDeclarations.h to read",
-            hint="install torch (e.g. pip install torch==2.13.0) or pass --declarations FILE",
-        )
-    package_dir = Path(next(iter(spec.submodule_search_locations)))
-    version = importlib.metadata.version("torch").split("+", 1)[0]
-    return InstalledTorch(package_dir=package_dir, version=version)
-
-
-def display_path(path: Path, root: Path) -> str:
-    """`path` relative to `root` (with `..` if needed), POSIX-style, for messages and headers.
-    Generated files must never contain absolute paths, which differ between machines."""
-    try:
-        return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
-    except ValueError:  # another drive on Windows: the name is the best we can do
-        return path.name
-
+__all__ = ["INSTALLED_HEADER", "InstalledTorch", "display_path", "find_installed_torch"]
 
 def _read_text(path: Path, what: str, shown: str, error: type[ScaffoldError]) -> str:
     try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import merge3
 
+from .conflicts import END_MARKER, START_MARKER, has_conflict_markers
 from .emit.stubs import KernelFile
 from .manifest import KernelFileRecord
 
@@ -45,13 +46,6 @@ class MergeResult:
     """Ops whose kernels stay in the file although they are no longer generated for it."""
 
 
-START_MARKER = "<<<<<<< yours"
-END_MARKER = ">>>>>>> scaffold-backend"
-
-
-def has_conflict_markers(text: str) -> bool:
-    lines = text.splitlines()
-    return START_MARKER in lines and END_MARKER in lines
 
 
 def update_kernel_file(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ProjectConfigError, SourceLocation
-from .generate import GenerateOptions
+from .options import GenerateOptions
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -14,6 +14,7 @@ from .init_project import InitResult
 from .inputs import display_path
 from .merge import MergeOutcome
 from .selection import OpStatus, Selection
+from .uptodate import orphan_note
 from .writer import Action
 
 
@@ -96,10 +97,7 @@ def generate_report(result: GenerateResult, root: Path, *, planned: bool) -> tup
         )
     for relative in result.orphaned:
         shown = display_path(result.layout.out_dir / relative, root)
-        notes.append(
-            f"note: {shown} is excluded from the build: its ops are no longer generated. "
-            "It is kept until you delete it."
-        )
+        notes.append(orphan_note(shown))
     kernels = len(result.selection.kernels)
     if result.plan:
         lines.append(f"{kernels} kernel(s), {len(result.plan.changes)} file(s) {'to change' if planned else 'changed'}")

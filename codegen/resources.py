@@ -12,6 +12,16 @@ from pathlib import Path
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+def package_dir() -> Path:
+    return _PACKAGE_DIR
+
+
+def is_source_checkout() -> bool:
+    """True when running from the repository (directly or as an editable install): the data
+    directories are siblings of the package instead of inside it."""
+    return not (_PACKAGE_DIR / "templates").is_dir()
+
+
 def data_dir(name: str) -> Path:
     packaged = _PACKAGE_DIR / name
     if packaged.is_dir():

@@ -9,26 +9,15 @@ kernel are composite (nothing to register) unless the YAML overrides them.
 from __future__ import annotations
 
 import difflib
-import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import ident
 from .errors import BackendYamlError, DeclarationsError
 from .model import BackendConfig, Declaration, DeclarationsFile, OpEntry
+from .op_status import OpStatus
 
-
-class OpStatus(enum.Enum):
-    NATIVE = "native"
-    """A kernel in the backend's C++ namespace, registered to the backend key."""
-    AUTOGRAD = "autograd"
-    """A kernel registered to Autograd<backend>: the backend implements autograd itself."""
-    EXPLICIT_FALLBACK = "explicit-fallback"
-    """A generated, typed wrapper that runs the op on the CPU."""
-    BOXED_FALLBACK = "boxed-fallback"
-    """No registration: the backend-wide boxed fallback handles it (CPU or error, by policy)."""
-    COMPOSITE = "composite"
-    """PyTorch has a default kernel built from other ops; nothing to register."""
+__all__ = ["OpStatus"]
 
 
 KERNEL_STATUSES = (OpStatus.NATIVE, OpStatus.AUTOGRAD)

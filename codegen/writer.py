@@ -116,6 +116,26 @@ def plan_generated_files(
     return changes
 
 
+def hand_edited(changes: Iterable[Change], previous: Manifest | None, layout: Layout) -> list[Path]:
+    """The generator-owned files among `changes` that someone else wrote or edited: what a run
+    without --force refuses to overwrite or delete."""
+    recorded: Mapping[str, str] = previous.files if previous is not None else {}
+    edited = []
+    for change in changes:
+        if change.action not in (Action.UPDATE, Action.DELETE):
+            continue
+        current = read_text_if_exists(change.path)
+        if current is None:
+            continue
+        digest = recorded.get(layout.from_out(change.path))
+        if digest is None:
+            if GENERATED_MARKER not in "\n".join(current.split("\n", 3)[:3]):
+                edited.append(change.path)
+        elif sha256_text(current) != digest:
+            edited.append(change.path)
+    return edited
+
+
 def _refuse_to_clobber(path: Path, current: str, recorded_digest: str | None, root: Path) -> None:
     """Overwrite a generated file only if it is still exactly what scaffold-backend wrote."""
     location = SourceLocation(display_path(path, root))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sysconfig
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,6 +14,12 @@ from scaffold_testing import Toolchain
 
 from scaffold_backend.cli import cli
 from scaffold_backend.inputs import find_installed_torch
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The generator caches "up to date" stamps in the user's cache directory; tests keep theirs
+    # apart (subprocesses inherit this).
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="scaffold-backend-test-cache-")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

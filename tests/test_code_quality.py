@@ -20,3 +20,10 @@ from scaffold_testing import REPO
 def test_codegen_is_clean(command: list[str]) -> None:
     process = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
     assert process.returncode == 0, process.stdout + process.stderr
+
+
+def test_the_command_line_offers_exactly_the_report_formats_there_are() -> None:
+    from scaffold_backend.diff_report import RENDERERS
+    from scaffold_backend.report_formats import REPORT_FORMATS
+
+    assert REPORT_FORMATS == tuple(sorted(RENDERERS))

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from scaffold_testing import TESTS, Toolchain, compile_all, python_without_autoload
 
-from scaffold_backend.generate import GenerateOptions, run
+from scaffold_backend.generate import run
+from scaffold_backend.options import GenerateOptions
 from scaffold_backend.inputs import load_declarations
 
 pytestmark = pytest.mark.slow

@@ -7,11 +7,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..manifest import GENERATED_MARKER
+from ..manifest import GENERATED_MARKER, MANIFEST_NAME
 from ..selection import Selection
 
-__all__ = ["GENERATED_MARKER"]
-MANIFEST_NAME = "scaffold_manifest.json"
+__all__ = ["GENERATED_MARKER", "MANIFEST_NAME"]
 
 
 class Owner(enum.Enum):

@@ -1,0 +1,15 @@
+"""How paths appear in generated files and messages."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def display_path(path: Path, root: Path) -> str:
+    """`path` relative to `root` (with `..` if needed), POSIX-style, for messages and headers.
+    Generated files must never contain absolute paths, which differ between machines."""
+    try:
+        return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+    except ValueError:  # another drive on Windows: the name is the best we can do
+        return path.name

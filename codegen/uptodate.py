@@ -1,0 +1,172 @@
+"""The fast "up to date" answer of `generate` and `generate --check`.
+
+Most runs change nothing: a pre-commit hook, a CI job, a build that regenerates first. Those runs
+are decided here from the manifest alone, before torchgen, Jinja or the declarations parser are
+imported: the tree is current when the generator is the one that wrote the manifest, both inputs
+have the digests the manifest records, every generator-owned file on disk has its recorded digest,
+every kernel file exists without unresolved conflict markers, and the kernel files left out of the
+build are still there. Anything else (a missing or unreadable manifest included) answers "cannot
+tell", and the full generation decides, reports and explains.
+
+Which generator wrote the manifest: an installed release is identified by its version, which the
+manifest records. A source checkout (this repository, an editable install) changes without a
+version bump, so there the manifest's version is not enough; a full run leaves a stamp in the
+user's cache directory naming the exact generator sources and the manifest it produced, and the
+fast answer needs that stamp too.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .conflicts import has_conflict_markers
+from .errors import ScaffoldError
+from .installed_torch import find_installed_torch
+from .manifest import MANIFEST_NAME, Manifest, parse_manifest
+from .options import GenerateOptions
+from .paths import display_path
+from .resources import is_source_checkout, package_dir, templates_dir
+
+_STAMP_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class UpToDate:
+    kernels: int
+    """How many kernels the manifest's kernel files define (what a full run would count)."""
+    orphaned: tuple[Path, ...]
+    """Kernel files left out of the build, reported on every run until the user deletes them."""
+
+
+@functools.cache
+def generator_identity() -> str:
+    """The version for an installed release; for a source checkout, the version plus a digest of
+    every source and template file, since those change between versions."""
+    if not is_source_checkout():
+        return __version__
+    digest = hashlib.sha256()
+    for directory in (package_dir(), templates_dir()):
+        for path in sorted(directory.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(directory).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    return f"{__version__}+source.{digest.hexdigest()[:16]}"
+
+
+def _sha256_file(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _stamp_path(out_dir: Path) -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    key = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:32]
+    return cache / "scaffold-backend" / "up-to-date" / f"{key}.json"
+
+
+def record_current(options: GenerateOptions) -> None:
+    """After a full run that left the tree current: let later runs answer at once. Only a source
+    checkout needs this; a cache that cannot be written only costs speed."""
+    if not is_source_checkout():
+        return
+    manifest_digest = _sha256_file(options.out_dir / MANIFEST_NAME)
+    if manifest_digest is None:
+        return
+    stamp = _stamp_path(options.out_dir)
+    document = {"format": _STAMP_FORMAT, "generator": generator_identity(), "manifest": manifest_digest}
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        temporary = stamp.with_name(f".{stamp.name}.{os.getpid()}")
+        temporary.write_text(json.dumps(document))
+        os.replace(temporary, stamp)
+    except OSError:
+        pass
+
+
+def _written_by_this_generator(manifest: Manifest, manifest_digest: str, out_dir: Path) -> bool:
+    if not is_source_checkout():
+        return manifest.generator_version == __version__
+    try:
+        stamp = json.loads(_stamp_path(out_dir).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(stamp, dict) and stamp == {
+        "format": _STAMP_FORMAT,
+        "generator": generator_identity(),
+        "manifest": manifest_digest,
+    }
+
+
+def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
+    """UpToDate when a full run would change nothing and say nothing new; None when only a full
+    run can tell."""
+    manifest_path = options.out_dir / MANIFEST_NAME
+    try:
+        manifest_bytes = manifest_path.read_bytes()
+        manifest = parse_manifest(manifest_bytes.decode("utf-8"), MANIFEST_NAME)
+    except (OSError, UnicodeDecodeError, ScaffoldError):
+        return None
+    if not _written_by_this_generator(manifest, hashlib.sha256(manifest_bytes).hexdigest(), options.out_dir):
+        return None
+    if not _inputs_unchanged(manifest, options):
+        return None
+    for relative, digest in manifest.files.items():
+        if relative == MANIFEST_NAME:
+            continue
+        if _sha256_file(options.out_dir / relative) != digest:
+            return None
+    kernels_prefix = Path(os.path.relpath(options.kernels_dir, options.out_dir)).as_posix() + "/"
+    for relative in manifest.kernel_files:
+        if not relative.startswith(kernels_prefix):
+            return None  # written for another kernels directory
+        try:
+            text = (options.out_dir / relative).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        if has_conflict_markers(text):
+            return None
+    orphaned = tuple(options.out_dir / relative for relative in manifest.orphaned_kernel_files)
+    if not all(path.is_file() for path in orphaned):
+        return None
+    kernels = sum(len(record.heads) for record in manifest.kernel_files.values())
+    return UpToDate(kernels=kernels, orphaned=orphaned)
+
+
+def _inputs_unchanged(manifest: Manifest, options: GenerateOptions) -> bool:
+    if options.declarations_path is None:
+        try:
+            torch = find_installed_torch()
+        except ScaffoldError:
+            return False
+        header, shown, version = torch.declarations_path, torch.display_path, torch.version
+    else:
+        header, shown, version = options.declarations_path, display_path(options.declarations_path, options.root), None
+    recorded = manifest.declarations
+    if (recorded.path, recorded.torch_version) != (shown, version):
+        return False
+    if _sha256_file(header) != recorded.sha256:
+        return False
+    yaml = manifest.backend_yaml
+    return yaml.path == display_path(options.yaml_path, options.root) and _sha256_file(options.yaml_path) == yaml.sha256
+
+
+def orphan_note(shown: str) -> str:
+    """Said on every run while a kernel file whose ops are gone is still on disk."""
+    return (
+        f"note: {shown} is excluded from the build: its ops are no longer generated. "
+        "It is kept until you delete it."
+    )
+
+
+def up_to_date_report(current: UpToDate, root: Path) -> tuple[list[str], list[str]]:
+    """What `generate` prints for an up-to-date tree: the same as a full run would."""
+    notes = [orphan_note(display_path(path, root)) for path in sorted(current.orphaned)]
+    return [f"{current.kernels} kernel(s), everything up to date"], notes

@@ -1,0 +1,105 @@
+"""The fast "up to date" answer: decided from the manifest without importing the generator, and
+never wrong: every kind of change falls through to the full run."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scaffold_testing import TESTS, run_cli_process
+
+from scaffold_backend.conflicts import END_MARKER, START_MARKER
+
+ARGS = ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "generated"]
+
+# Runs the CLI in this process and reports whether the generator proper was imported.
+PROBE = """\
+import sys
+from scaffold_backend.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="scaffold-backend")
+except SystemExit as exit:
+    code = exit.code or 0
+print("IMPORTED" if {"torchgen.model", "jinja2", "scaffold_backend.generate"} & set(sys.modules) else "LIGHT")
+sys.exit(code)
+"""
+
+
+def _project(tmp_path: Path) -> Path:
+    shutil.copy(TESTS / "data" / "small_backend.yaml", tmp_path / "backend.yaml")
+    shutil.copy(TESTS / "data" / "declarations_2.13_subset.h", tmp_path / "decls.h")
+    process = run_cli_process(ARGS, tmp_path)
+    assert process.returncode == 0, process.stderr
+    return tmp_path
+
+
+def _probe(root: Path, *extra: str) -> tuple[int, str, str]:
+    process = subprocess.run(
+        [sys.executable, "-c", PROBE, *ARGS, *extra], cwd=root, capture_output=True, text=True, check=False
+    )
+    *output, path = process.stdout.splitlines()
+    return process.returncode, "\n".join(output), path
+
+
+def test_an_up_to_date_tree_is_answered_without_the_generator(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    full = run_cli_process([*ARGS, "--check"], root)  # a full run leaves the stamp
+    for extra in ("--check", "--dry-run", ""):
+        code, output, path = _probe(root, *filter(None, [extra]))
+        assert (code, path) == (0, "LIGHT"), output
+        assert output == full.stdout.rstrip("\n")
+
+
+def _edit_generated(root: Path) -> None:
+    path = root / "generated" / "native" / "abs.h"
+    path.write_text(path.read_text() + "// edited\n")
+
+
+def _edit_yaml(root: Path) -> None:
+    (root / "backend.yaml").write_text((root / "backend.yaml").read_text().replace("  - abs\n", "  - abs\n  - mm\n"))
+
+
+def _touch_declarations(root: Path) -> None:
+    (root / "decls.h").write_text((root / "decls.h").read_text() + "\n// a comment changes the digest\n")
+
+
+def _delete_kernel(root: Path) -> None:
+    (root / "kernels" / "abs.cpp").unlink()
+
+
+def _conflict_in_kernel(root: Path) -> None:
+    path = root / "kernels" / "abs.cpp"
+    path.write_text(path.read_text() + f"{START_MARKER}\nmine\n=======\ntheirs\n{END_MARKER}\n")
+
+
+def _delete_generated(root: Path) -> None:
+    (root / "generated" / "sources.cmake").unlink()
+
+
+def _corrupt_manifest(root: Path) -> None:
+    (root / "generated" / "scaffold_manifest.json").write_text("{")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_edit_generated, _edit_yaml, _touch_declarations, _delete_kernel, _conflict_in_kernel, _delete_generated, _corrupt_manifest],
+)
+def test_any_change_goes_to_the_full_run(tmp_path: Path, change) -> None:  # type: ignore[no-untyped-def]
+    root = _project(tmp_path)
+    run_cli_process([*ARGS, "--check"], root)
+    change(root)
+    code, output, path = _probe(root, "--check")
+    assert path == "IMPORTED", output
+    assert code != 0
+
+
+def test_hand_edited_generated_file_is_drift_under_check(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    _edit_generated(root)
+    process = run_cli_process([*ARGS, "--check"], root)
+    assert process.returncode == 1
+    assert "   update  generated/native/abs.h" in process.stdout
+    assert process.stderr.startswith("error: 1 file(s) are stale against decls.h and backend.yaml; edited by hand: generated/native/abs.h\n")
