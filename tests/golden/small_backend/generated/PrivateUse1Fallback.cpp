@@ -3,7 +3,7 @@
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
 // The CPU fallback of the tiny backend, with the policy from backend.yaml:
-//   default: cpu; warn once per op: yes;
+//   default: cpu; mode: copy; warn once per op: yes;
 //   1 op(s) that must never fall back; 1 explicit per-op wrapper(s).
 // Fallback counts are readable from Python: torch.ops.tiny._fallback_counts().
 // clang-format off
@@ -34,8 +34,9 @@ constexpr std::array<std::string_view, 1> kNeverFallBack = {
     "aten::mm.out",
 };
 
-// How often each op ran on the CPU. The fallback copies every tensor argument both ways, so
-// it is slow by design: the counts tell a backend author which kernels to write next.
+// How often each op ran on the CPU. The fallback is slower than a kernel of the backend's own
+// (it copies, or at best runs the CPU kernel): the counts tell a backend author which kernels
+// to write next.
 class FallbackCounter {
  public:
   // Counts one fallback of `op`; true the first time `op` falls back.
