@@ -4,7 +4,6 @@
 #include <cstring>
 #include <optional>
 #include <utility>
-#include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/native/CPUFallback.h>
@@ -13,6 +12,7 @@
 #include <c10/core/Storage.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
+#include <c10/util/SmallVector.h>
 
 #include "allocator.h"
 #include "device.h"
@@ -179,8 +179,8 @@ class HostStorages {
   }
 
   // Device indices of the storages seen (sorted, unique).
-  std::vector<c10::DeviceIndex> devices() const {
-    std::vector<c10::DeviceIndex> indices;
+  c10::SmallVector<c10::DeviceIndex, 2> devices() const {
+    c10::SmallVector<c10::DeviceIndex, 2> indices;
     for (const auto& entry : entries_) {
       const c10::DeviceIndex index = entry.device.device().index();
       if (std::find(indices.begin(), indices.end(), index) == indices.end()) {
@@ -261,7 +261,7 @@ class HostStorages {
   }
 
   c10::Allocator* host_allocator_;
-  std::vector<Entry> entries_;
+  c10::SmallVector<Entry, 4> entries_;
   c10::DeviceIndex device_ = -1;
 };
 
@@ -335,9 +335,9 @@ void host_view_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   c10::Allocator* device_backed = device_backed_cpu_allocator();
   HostStorages storages(device_backed != nullptr ? device_backed : c10::GetCPUAllocator());
   // The device arguments as they came, by argument index (None elsewhere).
-  std::vector<c10::IValue> originals(num_arguments);
+  c10::SmallVector<c10::IValue, 8> originals(num_arguments);
   // The host views of in-place/out= arguments, which the kernel may resize.
-  std::vector<c10::IValue> written_views(num_arguments);
+  c10::SmallVector<c10::IValue, 8> written_views(num_arguments);
   std::optional<c10::DeviceIndex> target_device;
   for (size_t i = 0; i < num_arguments; ++i) {
     c10::IValue& argument = (*stack)[arguments_begin + i];
@@ -379,7 +379,7 @@ void host_view_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   }
 
   // The host must see every write queued on the device before the op.
-  std::vector<c10::DeviceIndex> devices = storages.devices();
+  c10::SmallVector<c10::DeviceIndex, 2> devices = storages.devices();
   if (std::find(devices.begin(), devices.end(), *target_device) == devices.end()) {
     devices.push_back(*target_device);
   }

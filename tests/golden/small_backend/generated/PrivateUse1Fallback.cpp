@@ -71,8 +71,15 @@ FallbackCounter& fallback_counter() {
   return counter;
 }
 
+// "aten::add.out". c10::toString goes through an ostringstream, which costs as much as a small
+// op's CPU kernel; this runs on every fallback.
+std::string qualified_name(const c10::OperatorHandle& op) {
+  const c10::OperatorName& name = op.operator_name();
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}
+
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = c10::toString(op.operator_name());
+  const std::string name = qualified_name(op);
   if (fallback_counter().record(name) && kWarnOncePerOp) {
     TORCH_WARN(
         "'", name, "' has no kernel for the '", kDevice,
@@ -84,7 +91,7 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 // Every op without a kernel of its own for this backend lands here.
 void boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = c10::toString(op.operator_name());
+  const std::string name = qualified_name(op);
   TORCH_CHECK_NOT_IMPLEMENTED(
       !std::binary_search(kNeverFallBack.begin(), kNeverFallBack.end(), std::string_view(name)),
       "'", name, "' is not implemented for the '", kDevice, "' backend, and ", kPolicySource,
