@@ -20,7 +20,7 @@ import yaml
 
 from . import ident
 from .errors import BackendYamlError, ScaffoldError, SourceLocation
-from .model import TORCHGEN_PARSE_ERRORS, BackendConfig, FallbackDefault, FallbackPolicy, OpEntry
+from .model import TORCHGEN_PARSE_ERRORS, BackendConfig, FallbackDefault, FallbackMode, FallbackPolicy, OpEntry
 
 T = TypeVar("T")
 
@@ -38,7 +38,7 @@ TORCHGEN_KEYS = (
 OWN_KEYS = ("device", "fallback", "shards")
 VALID_KEYS = TORCHGEN_KEYS + OWN_KEYS
 LAZY_TENSOR_KEYS = ("full_codegen", "non_native", "ir_gen")
-FALLBACK_KEYS = ("default", "warn_once", "never", "explicit")
+FALLBACK_KEYS = ("default", "mode", "warn_once", "never", "explicit")
 DEFAULT_SHARDS = 4
 MAX_SHARDS = 256
 
@@ -287,6 +287,14 @@ def _fallback_policy(reader: _Reader, node: yaml.Node) -> FallbackPolicy:
                 default_node, f"'fallback.default' must be one of {choices}, got '{value}'"
             )
         default = FallbackDefault(value)
+    mode = FallbackMode.COPY
+    if "mode" in entries:
+        mode_node = entries["mode"][1]
+        value = reader.string(mode_node, "'fallback.mode'")
+        modes = [choice.value for choice in FallbackMode]
+        if value not in modes:
+            raise reader.error(mode_node, f"'fallback.mode' must be one of {modes}, got '{value}'")
+        mode = FallbackMode(value)
 
     def op_list(key: str) -> tuple[OpEntry, ...]:
         if key not in entries:
@@ -298,7 +306,11 @@ def _fallback_policy(reader: _Reader, node: yaml.Node) -> FallbackPolicy:
     if "warn_once" in entries:
         warn_once = reader.boolean(entries["warn_once"][1], "'fallback.warn_once'")
     return FallbackPolicy(
-        default=default, warn_once=warn_once, never=op_list("never"), explicit=op_list("explicit")
+        default=default,
+        mode=mode,
+        warn_once=warn_once,
+        never=op_list("never"),
+        explicit=op_list("explicit"),
     )
 
 

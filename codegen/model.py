@@ -255,6 +255,16 @@ class FallbackDefault(enum.Enum):
     """Raise NotImplementedError naming the op and the backend."""
 
 
+class FallbackMode(enum.Enum):
+    """How the CPU fallback hands device tensors to the CPU kernel."""
+
+    COPY = "copy"
+    """Copy every tensor argument to the host and the results back (ATen's cpu_fallback)."""
+    HOST_VIEW = "host_view"
+    """Run the CPU kernel on host views of device memory, without copies, when the runtime says
+    the device memory is host-addressable (else copy)."""
+
+
 @dataclass(frozen=True)
 class OpEntry:
     """An operator named in the backend YAML, with the line that names it."""
@@ -266,6 +276,8 @@ class OpEntry:
 @dataclass(frozen=True)
 class FallbackPolicy:
     default: FallbackDefault = FallbackDefault.CPU
+    mode: FallbackMode = FallbackMode.COPY
+    """Copy, or run on host views of device memory (a runtime that is host-addressable)."""
     warn_once: bool = True
     """Warn the first time each op falls back, so silent slow paths get noticed."""
     never: tuple[OpEntry, ...] = ()

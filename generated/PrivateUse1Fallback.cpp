@@ -3,13 +3,15 @@
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
 // The CPU fallback of the foo backend, with the policy from yaml/foo.yaml:
-//   default: cpu; warn once per op: yes;
+//   default: cpu; mode: host_view; warn once per op: yes;
 //   2 op(s) that must never fall back; 2 explicit per-op wrapper(s).
 // Fallback counts are readable from Python: torch.ops.foo._fallback_counts().
 // clang-format off
 #include <ATen/native/CPUFallback.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
+
+#include "host_view_fallback.h"
 #include <ATen/ops/cumsum_ops.h>
 #include <ATen/ops/topk_ops.h>
 
@@ -36,8 +38,9 @@ constexpr std::array<std::string_view, 2> kNeverFallBack = {
     "aten::linalg_cholesky_ex.L",
 };
 
-// How often each op ran on the CPU. The fallback copies every tensor argument both ways, so
-// it is slow by design: the counts tell a backend author which kernels to write next.
+// How often each op ran on the CPU. The fallback is slower than a kernel of the backend's own
+// (it copies, or at best runs the CPU kernel): the counts tell a backend author which kernels
+// to write next.
 class FallbackCounter {
  public:
   // Counts one fallback of `op`; true the first time `op` falls back.
@@ -72,20 +75,33 @@ FallbackCounter& fallback_counter() {
   return counter;
 }
 
+// "aten::add.out". c10::toString goes through an ostringstream, which costs as much as a small
+// op's CPU kernel; this runs on every fallback.
+std::string qualified_name(const c10::OperatorHandle& op) {
+  const c10::OperatorName& name = op.operator_name();
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}
+
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = c10::toString(op.operator_name());
+  const std::string name = qualified_name(op);
   if (fallback_counter().record(name) && kWarnOncePerOp) {
     TORCH_WARN(
         "'", name, "' has no kernel for the '", kDevice,
-        "' backend and runs on the CPU instead (tensors are copied both ways). "
+        "' backend and runs on the CPU instead (on host views of device memory where the runtime allows it, else copying). "
         "Policy: ", kPolicySource, ".");
+  }
+  // fallback.mode: host_view. Copies only where the runtime says the host cannot address
+  // device memory (or SCAFFOLD_HOST_VIEW_FALLBACK=0 asks for them).
+  if (scaffold::runtime::host_view_fallback_enabled()) {
+    scaffold::runtime::host_view_fallback(op, stack);
+    return;
   }
   at::native::cpu_fallback(op, stack);
 }
 
 // Every op without a kernel of its own for this backend lands here.
 void boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = c10::toString(op.operator_name());
+  const std::string name = qualified_name(op);
   TORCH_CHECK_NOT_IMPLEMENTED(
       !std::binary_search(kNeverFallBack.begin(), kNeverFallBack.end(), std::string_view(name)),
       "'", name, "' is not implemented for the '", kDevice, "' backend, and ", kPolicySource,

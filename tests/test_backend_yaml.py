@@ -10,7 +10,7 @@ from scaffold_testing import INSTALLED_TORCH
 from scaffold_backend.backend_yaml import parse_backend_yaml
 from scaffold_backend.errors import BackendYamlError
 from scaffold_backend.inputs import load_declarations
-from scaffold_backend.model import FallbackDefault
+from scaffold_backend.model import FallbackDefault, FallbackMode
 from scaffold_backend.selection import OpStatus, select
 
 HEAD = "backend: PrivateUse1\ncpp_namespace: foo\n"
@@ -46,6 +46,7 @@ def test_torchgen_gen_backend_stubs_yaml_is_accepted() -> None:
     assert config.supported[1].location.line == 9
     assert config.use_out_as_primary and not config.device_guard
     assert config.fallback.default is FallbackDefault.CPU and config.fallback.warn_once
+    assert config.fallback.mode is FallbackMode.COPY
 
 
 def test_own_keys() -> None:
@@ -57,6 +58,11 @@ def test_own_keys() -> None:
     assert config.fallback.default is FallbackDefault.ERROR and not config.fallback.warn_once
     assert [e.op_name for e in config.fallback.never] == ["mm"]
     assert config.fallback.explicit[0].location.line == 10
+
+
+def test_fallback_mode() -> None:
+    config = parse(HEAD + "fallback:\n  mode: host_view\n")
+    assert config.fallback.mode is FallbackMode.HOST_VIEW
 
 
 @pytest.mark.parametrize(
@@ -85,7 +91,9 @@ def test_own_keys() -> None:
         (HEAD + "shards: 0\n", "b.yaml:3: 'shards' must be between 1 and 256"),
         (HEAD + "extra_headers: ['foo.h']\n", 'b.yaml:3: extra header foo.h must be written <path/to/header.h> or "path/to/header.h"'),
         (HEAD + "fallback:\n  default: gpu\n", "b.yaml:4: 'fallback.default' must be one of ['cpu', 'error'], got 'gpu'"),
-        (HEAD + "fallback:\n  nevr: [abs]\n", "b.yaml:4: unknown key 'nevr' in 'fallback'\n  hint: did you mean 'never'? valid keys: default, warn_once, never, explicit"),
+        (HEAD + "fallback:\n  nevr: [abs]\n", "b.yaml:4: unknown key 'nevr' in 'fallback'\n  hint: did you mean 'never'? valid keys: default, mode, warn_once, never, explicit"),
+        (HEAD + "fallback:\n  default: cpu\n  mode: zero_copy\n", "b.yaml:5: 'fallback.mode' must be one of ['copy', 'host_view'], got 'zero_copy'"),
+        (HEAD + "fallback:\n  mode: [host_view]\n", "b.yaml:4: 'fallback.mode' must be a non-empty string"),
         ("backend: PrivateUse1\ncpp_namespace: foo\nbackend_yaml: [\n", "b.yaml:3: invalid YAML: expected the node content, but found '<stream end>'"),
     ],
 )

@@ -3,7 +3,7 @@ fallback wrappers for `fallback.explicit`, and the counters users read from Pyth
 
 from __future__ import annotations
 
-from ..model import FallbackDefault
+from ..model import FallbackDefault, FallbackMode
 from ..render import render
 from .common import OutputFile, Owner, generated_banner
 from .context import EmitContext
@@ -28,6 +28,13 @@ def emit_fallback(context: EmitContext) -> list[OutputFile]:
                 yaml_path=config.display_path,
                 dispatch_key=config.backend,
                 default_policy=policy.default.value,
+                mode=policy.mode.value,
+                host_view=policy.mode is FallbackMode.HOST_VIEW,
+                fallback_how=(
+                    "on host views of device memory where the runtime allows it, else copying"
+                    if policy.mode is FallbackMode.HOST_VIEW
+                    else "tensors are copied both ways"
+                ),
                 fall_back_to_cpu="true" if policy.default is FallbackDefault.CPU else "false",
                 warn_once="true" if policy.warn_once else "false",
                 warn_once_text="yes" if policy.warn_once else "no",

@@ -3,7 +3,7 @@
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
 // The CPU fallback of the tiny backend, with the policy from backend.yaml:
-//   default: cpu; warn once per op: yes;
+//   default: cpu; mode: copy; warn once per op: yes;
 //   1 op(s) that must never fall back; 1 explicit per-op wrapper(s).
 // Fallback counts are readable from Python: torch.ops.tiny._fallback_counts().
 // clang-format off
@@ -34,8 +34,9 @@ constexpr std::array<std::string_view, 1> kNeverFallBack = {
     "aten::mm.out",
 };
 
-// How often each op ran on the CPU. The fallback copies every tensor argument both ways, so
-// it is slow by design: the counts tell a backend author which kernels to write next.
+// How often each op ran on the CPU. The fallback is slower than a kernel of the backend's own
+// (it copies, or at best runs the CPU kernel): the counts tell a backend author which kernels
+// to write next.
 class FallbackCounter {
  public:
   // Counts one fallback of `op`; true the first time `op` falls back.
@@ -70,8 +71,15 @@ FallbackCounter& fallback_counter() {
   return counter;
 }
 
+// "aten::add.out". c10::toString goes through an ostringstream, which costs as much as a small
+// op's CPU kernel; this runs on every fallback.
+std::string qualified_name(const c10::OperatorHandle& op) {
+  const c10::OperatorName& name = op.operator_name();
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}
+
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = c10::toString(op.operator_name());
+  const std::string name = qualified_name(op);
   if (fallback_counter().record(name) && kWarnOncePerOp) {
     TORCH_WARN(
         "'", name, "' has no kernel for the '", kDevice,
@@ -83,7 +91,7 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 // Every op without a kernel of its own for this backend lands here.
 void boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = c10::toString(op.operator_name());
+  const std::string name = qualified_name(op);
   TORCH_CHECK_NOT_IMPLEMENTED(
       !std::binary_search(kNeverFallBack.begin(), kNeverFallBack.end(), std::string_view(name)),
       "'", name, "' is not implemented for the '", kDevice, "' backend, and ", kPolicySource,

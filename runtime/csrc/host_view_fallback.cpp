@@ -1,0 +1,439 @@
+#include "host_view_fallback.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/native/CPUFallback.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/Storage.h>
+#include <c10/core/TensorImpl.h>
+#include <c10/util/Exception.h>
+#include <c10/util/SmallVector.h>
+
+#include "allocator.h"
+#include "device.h"
+#include "env.h"
+#include "memory_access.h"
+#include "stream.h"
+
+namespace scaffold::runtime {
+namespace {
+
+// ---- Device memory for what the CPU kernel allocates ---------------------------
+//
+// While a fallback runs its CPU kernel, allocations the kernel makes on this
+// thread come from the device (through the host view of the block), so its
+// new outputs already live in device memory. Every other allocation goes to
+// the CPU allocator this one wraps, untouched.
+
+// The device the running fallback allocates on, or -1 outside a fallback.
+thread_local c10::DeviceIndex redirect_device = -1;
+
+// Owns a device block that a CPU kernel allocated through its host view.
+struct DeviceBlock {
+  c10::DataPtr block;
+};
+
+void free_device_block(void* owner) {
+  delete static_cast<DeviceBlock*>(owner);
+}
+
+class DeviceBackedCpuAllocator final : public c10::Allocator {
+ public:
+  explicit DeviceBackedCpuAllocator(c10::Allocator* cpu) : cpu_(cpu) {}
+
+  c10::DataPtr allocate(size_t nbytes) override {
+    if (redirect_device < 0 || nbytes == 0) {
+      return cpu_->allocate(nbytes);
+    }
+    c10::DataPtr block;
+    try {
+      block = allocate_on_device(redirect_device, nbytes);
+    } catch (const c10::OutOfMemoryError&) {
+      // The output is then copied to the device once, where the copy may
+      // report the shortage itself.
+      return cpu_->allocate(nbytes);
+    }
+    void* host = host_address(block.get());
+    return c10::DataPtr(
+        host,
+        new DeviceBlock{std::move(block)},
+        &free_device_block,
+        c10::Device(c10::DeviceType::CPU));
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override {
+    return cpu_->raw_deleter();
+  }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+
+ private:
+  c10::Allocator* cpu_;
+};
+
+// Installed as the CPU allocator at the first zero-copy fallback; nullptr
+// when someone installed a CPU allocator with a higher priority (outputs
+// are then copied once).
+c10::Allocator* device_backed_cpu_allocator() {
+  static c10::Allocator* const installed = [] {
+    static DeviceBackedCpuAllocator allocator(c10::GetCPUAllocator());
+    c10::SetCPUAllocator(&allocator, /*priority=*/0);
+    return static_cast<c10::Allocator*>(&allocator);
+  }();
+  return c10::GetCPUAllocator() == installed ? installed : nullptr;
+}
+
+class RedirectAllocationsTo {
+ public:
+  explicit RedirectAllocationsTo(c10::DeviceIndex device) : previous_(redirect_device) {
+    redirect_device = device;
+  }
+  ~RedirectAllocationsTo() {
+    redirect_device = previous_;
+  }
+  RedirectAllocationsTo(const RedirectAllocationsTo&) = delete;
+  RedirectAllocationsTo& operator=(const RedirectAllocationsTo&) = delete;
+
+ private:
+  c10::DeviceIndex previous_;
+};
+
+// ---- Storages --------------------------------------------------------------
+
+// Drops the reference a DataPtr holds on a storage (of the other side).
+void release_storage(void* storage_impl) {
+  c10::intrusive_ptr<c10::StorageImpl>::reclaim(static_cast<c10::StorageImpl*>(storage_impl));
+}
+
+void* retain_storage(const c10::Storage& storage) {
+  return c10::Storage(storage).unsafeReleaseStorageImpl();
+}
+
+// Device memory holding the bytes of `host`, a storage the CPU kernel
+// allocated (or grew): the device block itself when the kernel allocated it
+// through the device, else a new block with one copy.
+c10::DataPtr device_memory_for(const c10::Storage& host, c10::DeviceIndex device) {
+  const c10::DataPtr& data = host.data_ptr();
+  const size_t nbytes = host.nbytes();
+  if (data.get() == nullptr || nbytes == 0) {
+    return c10::DataPtr(nullptr, make_device(device));
+  }
+  if (data.get_deleter() == &free_device_block) {
+    const c10::DataPtr& block = static_cast<DeviceBlock*>(data.get_context())->block;
+    // The device storage keeps the host storage (the block's owner) alive.
+    return c10::DataPtr(block.get(), retain_storage(host), &release_storage, block.device());
+  }
+  c10::DataPtr block = allocate_on_device(device, nbytes);
+  std::memcpy(host_address(block.get()), data.get(), nbytes);
+  return block;
+}
+
+void copy_metadata(c10::TensorImpl& to, const at::Tensor& from) {
+  to.set_sizes_and_strides(from.sizes(), from.strides(), from.storage_offset());
+  to._set_conj(from.is_conj());
+  to._set_neg(from.is_neg());
+}
+
+// A tensor over `storage` with the layout and value bits of `like`.
+at::Tensor tensor_over(c10::Storage storage, c10::DispatchKey key, const at::Tensor& like) {
+  // Not the VIEW constructor: this one adds the autograd keys, so the result
+  // is an ordinary (non-inference) tensor that autograd can make a view of.
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(key), like.dtype());
+  copy_metadata(*impl, like);
+  return at::Tensor(std::move(impl));
+}
+
+// The host storages of one fallback call: one per device storage, so two
+// arguments viewing one device allocation view one host allocation.
+class HostStorages {
+ public:
+  explicit HostStorages(c10::Allocator* host_allocator) : host_allocator_(host_allocator) {}
+
+  // A CPU tensor over `device_tensor`'s memory, or the tensor itself when
+  // it is not on this device (a CPU scalar, an undefined tensor).
+  at::Tensor host_view(const at::Tensor& device_tensor) {
+    if (!device_tensor.defined() || !device_tensor.device().is_privateuseone()) {
+      return device_tensor;
+    }
+    TORCH_CHECK(
+        device_tensor.layout() == c10::kStrided && device_tensor.has_storage(),
+        "the zero-copy CPU fallback supports strided tensors with storage only, got layout ",
+        device_tensor.layout());
+    if (device_ < 0) {
+      device_ = device_tensor.device().index();
+    }
+    return tensor_over(host_storage_of(device_tensor.storage()), c10::DispatchKey::CPU, device_tensor);
+  }
+
+  // The device of the first device tensor seen, if any.
+  std::optional<c10::DeviceIndex> device() const {
+    return device_ < 0 ? std::nullopt : std::optional(device_);
+  }
+
+  // Device indices of the storages seen (sorted, unique).
+  c10::SmallVector<c10::DeviceIndex, 2> devices() const {
+    c10::SmallVector<c10::DeviceIndex, 2> indices;
+    for (const auto& entry : entries_) {
+      const c10::DeviceIndex index = entry.device.device().index();
+      if (std::find(indices.begin(), indices.end(), index) == indices.end()) {
+        indices.push_back(index);
+      }
+    }
+    return indices;
+  }
+
+  // After the kernel: a host storage the kernel grew (resize_ of an out=
+  // argument) moved to new memory; the device storage takes it over.
+  void adopt_grown_storages() {
+    for (auto& entry : entries_) {
+      if (entry.host.data() != entry.host_base || entry.host.nbytes() != entry.device.nbytes()) {
+        c10::StorageImpl* device = entry.device.unsafeGetStorageImpl();
+        device->set_data_ptr_noswap(device_memory_for(entry.host, entry.device.device().index()));
+        device->set_nbytes(entry.host.nbytes());
+      }
+    }
+  }
+
+  // The device tensor for a CPU result: a view of the device storage it
+  // shares, or new memory on `device` holding it.
+  at::Tensor to_device(const at::Tensor& result, c10::DeviceIndex device) const {
+    if (!result.defined() || !result.device().is_cpu()) {
+      return result;
+    }
+    for (const auto& entry : entries_) {
+      if (result.storage().unsafeGetStorageImpl() == entry.host.unsafeGetStorageImpl() ||
+          (result.storage().data() != nullptr && result.storage().data() == entry.host.data())) {
+        return tensor_over(entry.device, c10::DispatchKey::PrivateUse1, result);
+      }
+    }
+    c10::Storage storage(
+        c10::Storage::use_byte_size_t(),
+        result.storage().nbytes(),
+        device_memory_for(result.storage(), device),
+        device_allocator(),
+        /*resizable=*/true);
+    return tensor_over(std::move(storage), c10::DispatchKey::PrivateUse1, result);
+  }
+
+ private:
+  struct Entry {
+    c10::Storage device;
+    c10::Storage host;
+    const void* host_base;
+  };
+
+  c10::Storage host_storage_of(const c10::Storage& device_storage) {
+    for (const auto& entry : entries_) {
+      if (entry.device.is_alias_of(device_storage)) {
+        return entry.host;
+      }
+    }
+    const void* device_base = device_storage.data();
+    c10::DataPtr host_data(nullptr, c10::Device(c10::DeviceType::CPU));
+    if (device_base != nullptr) {
+      // The host view keeps the device storage alive for as long as the
+      // CPU kernel (or anything it hands the view to) holds it.
+      host_data = c10::DataPtr(
+          host_address(device_base),
+          retain_storage(device_storage),
+          &release_storage,
+          c10::Device(c10::DeviceType::CPU));
+    }
+    const void* host_base = host_data.get();
+    // Resizable, so an out= argument the kernel must grow can grow; the new
+    // memory comes from the device while the kernel runs.
+    c10::Storage host(
+        c10::Storage::use_byte_size_t(),
+        device_storage.nbytes(),
+        std::move(host_data),
+        host_allocator_,
+        /*resizable=*/true);
+    entries_.push_back(Entry{device_storage, host, host_base});
+    return host;
+  }
+
+  c10::Allocator* host_allocator_;
+  c10::SmallVector<Entry, 4> entries_;
+  c10::DeviceIndex device_ = -1;
+};
+
+c10::List<at::Tensor> host_views(HostStorages& storages, const c10::List<at::Tensor>& tensors) {
+  c10::List<at::Tensor> views;
+  views.reserve(tensors.size());
+  for (const at::Tensor& tensor : tensors) {
+    views.push_back(storages.host_view(tensor));
+  }
+  return views;
+}
+
+c10::List<std::optional<at::Tensor>> host_views(
+    HostStorages& storages,
+    const c10::List<std::optional<at::Tensor>>& tensors) {
+  c10::List<std::optional<at::Tensor>> views;
+  views.reserve(tensors.size());
+  for (const std::optional<at::Tensor>& tensor : tensors) {
+    views.push_back(tensor.has_value() ? std::optional(storages.host_view(*tensor)) : std::nullopt);
+  }
+  return views;
+}
+
+// An in-place or out= device tensor takes the layout its host view ended
+// with (resize_ by the kernel; the storage itself was adopted already).
+void sync_written_tensor(const at::Tensor& device_tensor, const at::Tensor& host_view) {
+  if (!device_tensor.defined() || !device_tensor.device().is_privateuseone()) {
+    return;
+  }
+  if (device_tensor.sizes() != host_view.sizes() || device_tensor.strides() != host_view.strides() ||
+      device_tensor.storage_offset() != host_view.storage_offset()) {
+    device_tensor.unsafeGetTensorImpl()->set_sizes_and_strides(
+        host_view.sizes(), host_view.strides(), host_view.storage_offset());
+  }
+}
+
+void sync_written(const c10::IValue& device_argument, const c10::IValue& host_argument) {
+  if (device_argument.isTensor()) {
+    sync_written_tensor(device_argument.toTensor(), host_argument.toTensor());
+  } else if (device_argument.isTensorList()) {
+    const c10::List<at::Tensor> device_tensors = device_argument.toTensorList();
+    const c10::List<at::Tensor> host_tensors = host_argument.toTensorList();
+    for (size_t i = 0; i < device_tensors.size(); ++i) {
+      sync_written_tensor(device_tensors[i], host_tensors[i]);
+    }
+  }
+}
+
+bool same_alias_set(const c10::AliasInfo* a, const c10::AliasInfo* b) {
+  return a != nullptr && b != nullptr && (a == b || *a == *b);
+}
+
+} // namespace
+
+bool device_memory_is_host_addressable() noexcept {
+  // allocator.h: every allocation has a read/write host mapping.
+  return true;
+}
+
+bool host_view_fallback_enabled() {
+  static const bool enabled =
+      device_memory_is_host_addressable() && env::get_flag("SCAFFOLD_HOST_VIEW_FALLBACK", true);
+  return enabled;
+}
+
+void host_view_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema_arguments = op.schema().arguments();
+  const size_t num_arguments = schema_arguments.size();
+  const size_t arguments_begin = stack->size() - num_arguments;
+
+  c10::Allocator* device_backed = device_backed_cpu_allocator();
+  HostStorages storages(device_backed != nullptr ? device_backed : c10::GetCPUAllocator());
+  // The device arguments as they came, by argument index (None elsewhere).
+  c10::SmallVector<c10::IValue, 8> originals(num_arguments);
+  // The host views of in-place/out= arguments, which the kernel may resize.
+  c10::SmallVector<c10::IValue, 8> written_views(num_arguments);
+  std::optional<c10::DeviceIndex> target_device;
+  for (size_t i = 0; i < num_arguments; ++i) {
+    c10::IValue& argument = (*stack)[arguments_begin + i];
+    c10::IValue view;
+    if (argument.isTensor()) {
+      view = storages.host_view(argument.toTensor());
+    } else if (argument.isTensorList()) {
+      view = host_views(storages, argument.toTensorList());
+    } else if (argument.isOptionalTensorList()) {
+      view = host_views(storages, argument.toOptionalTensorList());
+    } else if (argument.isDevice() && argument.toDevice().is_privateuseone()) {
+      // A factory: it allocates on the CPU, inside the device's memory.
+      const c10::Device device = argument.toDevice();
+      target_device = device.has_index() ? device.index() : current_device();
+      argument = c10::Device(c10::DeviceType::CPU);
+      continue;
+    } else {
+      continue;
+    }
+    const c10::AliasInfo* alias = schema_arguments[i].alias_info();
+    if (alias != nullptr && alias->isWrite()) {
+      written_views[i] = view;
+    }
+    originals[i] = std::exchange(argument, std::move(view));
+  }
+  if (!target_device.has_value()) {
+    target_device = storages.device();
+  }
+  if (!target_device.has_value()) {
+    // No device tensor and no device: nothing to view; the outputs'
+    // destination is unknown, as in ATen's fallback.
+    for (size_t i = 0; i < num_arguments; ++i) {
+      if (!originals[i].isNone()) {
+        (*stack)[arguments_begin + i] = std::move(originals[i]);
+      }
+    }
+    at::native::cpu_fallback(op, stack);
+    return;
+  }
+
+  // The host must see every write queued on the device before the op.
+  c10::SmallVector<c10::DeviceIndex, 2> devices = storages.devices();
+  if (std::find(devices.begin(), devices.end(), *target_device) == devices.end()) {
+    devices.push_back(*target_device);
+  }
+  for (const c10::DeviceIndex device : devices) {
+    synchronize_stream(current_stream(device));
+  }
+
+  {
+    const RedirectAllocationsTo redirect(device_backed != nullptr ? *target_device : -1);
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  }
+
+  // In-place and out= arguments were written through their host views;
+  // one the kernel resized takes its new layout (and memory, if it grew).
+  storages.adopt_grown_storages();
+  for (size_t i = 0; i < num_arguments; ++i) {
+    if (!written_views[i].isNone()) {
+      sync_written(originals[i], written_views[i]);
+    }
+  }
+
+  const auto& schema_returns = op.schema().returns();
+  const size_t num_returns = schema_returns.size();
+  const size_t returns_begin = stack->size() - num_returns;
+  for (size_t r = 0; r < num_returns; ++r) {
+    c10::IValue& result = (*stack)[returns_begin + r];
+    const c10::AliasInfo* alias = schema_returns[r].alias_info();
+    if (alias != nullptr && alias->isWrite()) {
+      // The in-place/out= argument itself, as in ATen's fallback.
+      bool found = false;
+      for (size_t i = 0; i < num_arguments && !found; ++i) {
+        if (!originals[i].isNone() && same_alias_set(alias, schema_arguments[i].alias_info())) {
+          result = originals[i];
+          found = true;
+        }
+      }
+      TORCH_CHECK(
+          found,
+          "The zero-copy CPU fallback found no argument aliasing the mutable output ",
+          r,
+          " of ",
+          op.schema());
+    } else if (result.isTensor()) {
+      result = storages.to_device(result.toTensor(), *target_device);
+    } else if (result.isTensorList()) {
+      c10::List<at::Tensor> tensors = result.toTensorList();
+      c10::List<at::Tensor> on_device;
+      on_device.reserve(tensors.size());
+      for (const at::Tensor& tensor : tensors) {
+        on_device.push_back(storages.to_device(tensor, *target_device));
+      }
+      result = std::move(on_device);
+    }
+  }
+}
+
+} // namespace scaffold::runtime
