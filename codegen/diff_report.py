@@ -11,6 +11,14 @@ from .diff import BackendImpact, DeclarationsDiff, OpChange, summary_counts
 
 # Markdown lists longer than this fold into a <details> block so the PR text stays readable.
 MARKDOWN_FOLD = 12
+# A GitHub pull-request description holds 65,536 characters; the report stays below it for any
+# jump. What the backend must do comes first and in full; other lists show as many entries as
+# SECTION_BUDGET characters hold and count the rest (the JSON format keeps everything).
+MARKDOWN_LIMIT = 65_536
+SECTION_BUDGET = 6_000
+# Ops the backend does not list (new required ops that will fall back) are named up to this many
+# per row of the backend table; the ops it lists are always named.
+UNLISTED_NAMES = 40
 
 
 def _side(diff: DeclarationsDiff, old: bool) -> str:
@@ -76,16 +84,48 @@ def render_text(diff: DeclarationsDiff, impacts: Sequence[BackendImpact] | None,
     return "\n".join(out) + "\n"
 
 
+def _within_budget(items: Sequence[str], budget: int) -> tuple[list[str], int]:
+    """The leading items whose text fits in `budget` characters, and how many are left out."""
+    shown: list[str] = []
+    used = 0
+    for item in items:
+        used += len(item) + 2
+        if used > budget and shown:
+            break
+        shown.append(item)
+    return shown, len(items) - len(shown)
+
+
 def _markdown_list(lines: list[tuple[str, str]]) -> list[str]:
-    if len(lines) <= MARKDOWN_FOLD:
-        return [f"- `{op}`{detail}" for op, detail in lines]
-    # Long lists fold into one paragraph: the PR description stays a screen long.
-    folded = ", ".join(f"`{op}`{detail}" for op, detail in lines)
-    return [f"<details><summary>show all {len(lines)}</summary>", "", folded, "", "</details>"]
+    items = [f"`{op}`{detail}" for op, detail in lines]
+    if len(items) <= MARKDOWN_FOLD:
+        return [f"- {item}" for item in items]
+    # Long lists fold into one paragraph, cut at the section's budget: the PR description stays
+    # a screen long and within GitHub's limit.
+    shown, left_out = _within_budget(items, SECTION_BUDGET)
+    folded = ", ".join(shown) + (f", … and {left_out} more" if left_out else "")
+    return [f"<details><summary>show all {len(items)}</summary>", "", folded, "", "</details>"]
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def _impact_names(members: Sequence[BackendImpact]) -> str:
+    listed = [f"`{i.op_name}` (`{i.listed_under}`)" for i in members if i.listed_under]
+    unlisted = [f"`{i.op_name}`" for i in members if not i.listed_under]
+    shown = unlisted[:UNLISTED_NAMES]
+    more = [f"and {len(unlisted) - len(shown)} more"] if len(unlisted) > len(shown) else []
+    return ", ".join(listed + shown + more)
+
+
+def _truncated(text: str) -> str:
+    """The last resort for a report still over the limit: cut at a line, say so."""
+    if len(text) <= MARKDOWN_LIMIT:
+        return text
+    note = "\n\n_The report is cut here to fit a pull request; `--format json` has every change._\n"
+    cut = text.rfind("\n", 0, MARKDOWN_LIMIT - len(note) - 1)
+    return text[:cut] + note
 
 
 def render_markdown(diff: DeclarationsDiff, impacts: Sequence[BackendImpact] | None, backend: str | None) -> str:
@@ -101,15 +141,15 @@ def render_markdown(diff: DeclarationsDiff, impacts: Sequence[BackendImpact] | N
         else:
             out += ["| ops | change | what to do |", "| --- | --- | --- |"]
             for members, what, action in _grouped(impacts):
-                names = ", ".join(
-                    f"`{impact.op_name}`" + (f" (`{impact.listed_under}`)" if impact.listed_under else "")
-                    for impact in members
-                )
-                out.append(f"| {names} | {_cell(what)} | {_cell(action)} |")
-    for title, lines in _lines(diff).items():
-        if lines:
-            out += ["", f"**{title}** ({len(lines)})", "", *_markdown_list(lines)]
-    return "\n".join(out) + "\n"
+                out.append(f"| {_impact_names(members)} | {_cell(what)} | {_cell(action)} |")
+    sections = [(title, lines) for title, lines in _lines(diff).items() if lines]
+    if sections:
+        out += ["", "#### All operator changes", ""]
+    for title, lines in sections:
+        out += ["", f"**{title}** ({len(lines)})", "", *_markdown_list(lines)]
+    if any(len(lines) > MARKDOWN_FOLD for _, lines in sections):
+        out += ["", "_Long lists are shortened; `scaffold-backend diff --format json` lists every change._"]
+    return _truncated("\n".join(out) + "\n")
 
 
 def _declaration_json(change: OpChange, old: bool) -> dict[str, Any] | None:

@@ -349,6 +349,8 @@ def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
         "device": names.device,
         "package": names.package,
         "torch_version": torch_version,
+        "torch_requirement": torch_support().requirement,
+        "torch_legs": torch_support().ci_legs(),
         "generator_version": __version__,
         "scikit_build_core_requirement": SCIKIT_BUILD_CORE_REQUIREMENT,
     }

@@ -24,6 +24,15 @@ def _minor(text: str) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
+class CiLeg:
+    """One leg of a project's CI matrix."""
+
+    torch: str
+    """A pip version pattern, e.g. `2.11.*`."""
+    python: str
+
+
+@dataclass(frozen=True)
 class TorchSupport:
     requirement: str
     """The requirement line as written, e.g. `torch>=2.11,<2.15`."""
@@ -37,6 +46,12 @@ class TorchSupport:
         """Every supported minor release, lowest first: `["2.11", ..., "2.14"]`."""
         major = self.lowest[0]
         return [f"{major}.{minor}" for minor in range(self.lowest[1], self.below[1])]
+
+    def ci_legs(self) -> list[CiLeg]:
+        """The CI matrix of projects: the lowest and the highest supported release (the newest
+        patch of each), one on the Python current Ubuntu ships and one on the previous."""
+        releases = self.minor_releases
+        return [CiLeg(f"{releases[0]}.*", "3.12"), CiLeg(f"{releases[-1]}.*", "3.11")]
 
     def supports(self, version: str) -> bool:
         return self.lowest <= _minor(version) < self.below

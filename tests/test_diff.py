@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scaffold_testing import TESTS, fake_torch_installation, run_cli_process, shared_header
+from scaffold_testing import REPO, TESTS, fake_torch_installation, run_cli_process, shared_header
 
 from scaffold_backend.diff import FlagChange, diff_declarations
 from scaffold_backend.inputs import load_declarations
@@ -163,3 +163,52 @@ def test_a_torch_installation_directory_is_accepted(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["old"] == {"path": "torch/include/ATen/RegistrationDeclarations.h", "torch_version": "2.12.0"}
+
+
+PR_LIMIT = 65_536  # a GitHub pull-request description
+
+
+def test_markdown_report_of_a_real_jump_fits_a_pr_and_leads_with_the_backend(tmp_path: Path) -> None:
+    args = ["diff", str(shared_header("2.9.0")), str(shared_header("2.14.1")),
+            "--yaml", str(REPO / "yaml" / "foo.yaml"), "--format", "markdown"]
+    report = run_cli_process(args, tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert len(report.stdout) < PR_LIMIT
+    text = report.stdout
+    assert text.index("#### What this means for") < text.index("#### All operator changes")
+    assert "| --- | --- | --- |" in text.split("#### All operator changes")[0]
+
+
+def _synthetic_jump(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """Every one of torch 2.14.1's 3,103 ops renamed: 3,103 removed and 3,103 added."""
+    old = shared_header("2.14.1")
+    new = tmp_path / "renamed.h"
+    new.write_text(old.read_text().replace('"schema": "aten::', '"schema": "aten::zz_synthetic_renamed_'))
+    names = [op.op_name for op in load_declarations(old, tmp_path)]
+    return old, new, names
+
+
+def test_markdown_report_of_a_synthetic_worst_case_still_fits(tmp_path: Path) -> None:
+    old, new, names = _synthetic_jump(tmp_path)
+    # The backend's own ops come first and in full; the 6,206 other changes are counted and cut.
+    (tmp_path / "foo.yaml").write_text((REPO / "yaml" / "foo.yaml").read_text())
+    report = run_cli_process(["diff", str(old), str(new), "--yaml", "foo.yaml", "--format", "markdown"], tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = report.stdout
+    assert len(text) < PR_LIMIT
+    assert "3103 added (858 required), 3103 removed" in text
+    assert "`mm.out` (`supported`)" in text and "`add.out` (`supported`)" in text
+    assert "<summary>show all 3103</summary>" in text and "more" in text
+    assert "`scaffold-backend diff --format json` lists every change" in text
+    as_json = run_cli_process(["diff", str(old), str(new), "--yaml", "foo.yaml", "--format", "json"], tmp_path)
+    document = json.loads(as_json.stdout)
+    assert len(document["ops"]) == 6206  # the JSON keeps everything
+
+    # A backend listing 1,200 of the vanished ops: even its own table is cut at a line, and says so.
+    (tmp_path / "big.yaml").write_text(
+        "backend: PrivateUse1\ncpp_namespace: big\nfallback:\n  explicit:\n" + "".join(f"    - {n}\n" for n in names[:1200])
+    )
+    report = run_cli_process(["diff", str(old), str(new), "--yaml", "big.yaml", "--format", "markdown"], tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert len(report.stdout) < PR_LIMIT
+    assert report.stdout.endswith("_The report is cut here to fit a pull request; `--format json` has every change._\n")

@@ -18,6 +18,7 @@ from scaffold_backend.init_project import (
     REFERENCE_BACKEND_LAYOUT,
     ProjectNames,
     adapt_backend_yaml,
+    project_files,
     render_package_files,
 )
 
@@ -311,3 +312,31 @@ def test_two_projects_install_side_by_side(tmp_path: Path) -> None:
     namespaces = run(f"{python} -c \"import torch, torch_{loaded}; print(hasattr(torch.ops.{loaded}, '_fallback_counts'))\"",
                      tmp_path, python)
     assert namespaces.stdout.strip() == "True"
+
+
+def test_ci_workflows_cover_the_supported_range_with_the_default_wheel() -> None:
+    """The project's CI runs the lowest and the highest supported torch, read from the one
+    requirement line (cmake/torch-requirement.txt), and installs the default PyPI wheel."""
+    requirement = (REPO / "runtime" / "cmake" / "torch-requirement.txt").read_text().splitlines()[-1]
+    lowest, below = requirement.removeprefix("torch>=").split(",<")
+    highest = f"{below.split('.')[0]}.{int(below.split('.')[1]) - 1}"
+    files = project_files(ProjectNames("bar"), "backend: PrivateUse1\n")
+    ci = yaml.safe_load(files[".github/workflows/bar.yml"])
+    job = ci["jobs"]["build-and-test"]
+    assert job["strategy"]["matrix"]["include"] == [
+        {"torch": f"{lowest}.*", "python": "3.12"},
+        {"torch": f"{highest}.*", "python": "3.11"},
+    ]
+    steps = {step.get("name"): step for step in job["steps"]}
+    install = steps["Install torch, build tools and the generator"]["run"]
+    assert install.startswith('pip install "torch==${{ matrix.torch }}" ')
+    assert "download.pytorch.org" not in install and "--index-url" not in install  # the default wheel
+    assert "scaffold-backend generate --check" in steps["Check generated/ is current, or regenerate it for this leg's torch"]["run"]
+    assert steps["Build"]["run"] == "pip install --no-build-isolation ."
+    upgrade = yaml.safe_load(files[".github/workflows/bar-torch-upgrade.yml"])
+    assert requirement in upgrade[True]["workflow_dispatch"]["inputs"]["torch_version"]["description"]
+    upgrade_steps = {step.get("name"): step for step in upgrade["jobs"]["upgrade"]["steps"]}
+    assert "generated/scaffold_manifest.json" in upgrade_steps["Install the current torch and the generator"]["run"]
+    assert upgrade_steps["Upgrade torch"]["run"] == 'pip install "torch==${{ inputs.torch_version }}"'
+    for text in (files[".github/workflows/bar.yml"], files[".github/workflows/bar-torch-upgrade.yml"]):
+        assert "\n\n        " not in text  # no stray blank lines inside steps
