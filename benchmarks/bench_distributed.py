@@ -39,7 +39,7 @@ def worker() -> None:
     import torch.distributed as dist
     import torch_foo
 
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    rank = int(os.environ["RANK"])
     torch.foo.set_device(rank % torch.foo.device_count())
     device = torch.device("foo", torch.foo.current_device())
     dist.init_process_group()  # the device's default backend: fooccl, host views

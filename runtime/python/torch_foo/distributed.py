@@ -223,7 +223,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
 
     # --- identity ------------------------------------------------------------------------------
 
-    def getBackendName(self) -> str:  # noqa: N802 (c10d's name)
+    def getBackendName(self) -> str:  # c10d's name for it
         return backend_name(self.device_name)
 
     def name(self) -> str:
