@@ -188,6 +188,26 @@ class _Staged:
             device_tensor.copy_(staged)
 
 
+class _FutureWork(dist.Work):
+    """The Work of a collective, over its future. ``wait()`` raises the collective's error (the
+    work c10d builds from a bare future would not) and, through the future's devices, makes the
+    current stream wait for the results."""
+
+    def __init__(self, future: torch.futures.Future[list[torch.Tensor]]) -> None:
+        super().__init__()
+        self._future = future
+
+    def wait(self, timeout: datetime.timedelta | None = None) -> bool:
+        self._future.wait()  # raises the collective's error
+        return True
+
+    def get_future(self) -> torch.futures.Future[list[torch.Tensor]]:
+        return self._future
+
+    def is_completed(self) -> bool:
+        return self._future.done()
+
+
 def _unsupported(op: str, device_name: str, why: str = "") -> NotImplementedError:
     reason = f": {why}" if why else ""
     return NotImplementedError(
@@ -267,7 +287,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
             future.set_result(result_list)
 
         _when_done(engine_work, done)
-        return torch._C._distributed_c10d._create_work_from_future(future)
+        return _FutureWork(future)
 
     # --- collectives ---------------------------------------------------------------------------
 
