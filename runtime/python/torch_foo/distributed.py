@@ -32,8 +32,8 @@ Python per collective is microseconds against Gloo's milliseconds. c10d treats a
 returns a ``ProcessGroup`` as the whole group, so this class also serves CPU tensors (straight
 to Gloo): ``cpu:gloo,<device>:<device>ccl`` then runs both devices through it.
 
-**Your own collective library.** Keep ``CollectiveProcessGroup`` and the registration; replace
-``_Engine`` (today: a ``ProcessGroupGloo``) with an object offering the same methods on your
+**Your own collective library.** Keep ``CollectiveProcessGroup`` and the registration; make
+``_engine()`` (today: a ``ProcessGroupGloo``) return an object with the same methods on your
 library (``allreduce``, ``broadcast``, ``allgather``, ``_allgather_base``, ``reduce_scatter``,
 ``_reduce_scatter_base``, ``alltoall_base``, ``send``, ``recv``, ``barrier``, ...: the c10d
 ``Backend`` methods, returning ``Work``), and make ``_memory_mode`` return ``"device"`` so your
