@@ -27,8 +27,9 @@ correctly.
 Why a Python ``ProcessGroup`` subclass wrapping a ``ProcessGroupGloo``, not C++: every supported
 torch (2.11 to 2.14) can subclass ``ProcessGroup`` from Python (``c10d::Backend`` only became
 subclassable in later releases), the class uses only public Python APIs of c10d (no ABI of
-``ProcessGroupGloo``, no gloo headers, no libtorch_python link for the runtime), and the cost of
-Python per collective is microseconds against Gloo's milliseconds. c10d treats a creator that
+``ProcessGroupGloo``, no gloo headers, no libtorch_python link for the runtime). The price is
+Python per collective (a few calls and one future callback on Gloo's thread): it shows on small
+tensors, not large ones; ``benchmarks/bench_distributed.py`` measures it against plain Gloo. c10d treats a creator that
 returns a ``ProcessGroup`` as the whole group, so this class also serves CPU tensors (straight
 to Gloo): ``cpu:gloo,<device>:<device>ccl`` then runs both devices through it.
 
