@@ -2,7 +2,7 @@
 tests before its author writes a line.
 
 The project has the shape of the reference backend in this repository. Its device runtime
-(csrc/, CMakeLists.txt, the Python side's _device.py) is copied verbatim from runtime/, and its
+(csrc/, CMakeLists.txt, the Python side's _device.py and distributed.py) is copied verbatim from runtime/, and its
 small per-project files are rendered from templates/project/, so every project and the reference
 backend share one source of truth. The generator then runs on the new project, and the kernels of
 the core ops (factories, copies, views) forward to the runtime's implementations.
@@ -129,9 +129,11 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
     )
     for source, target in _COPIED_FROM_RUNTIME.items():
         files[target] = (runtime / source).read_text(encoding="utf-8")
-    files[f"python/{names.package}/_device.py"] = (
-        runtime / "python" / RUNTIME_PACKAGE / "_device.py"
-    ).read_text(encoding="utf-8")
+    # The device-name agnostic Python side: device wiring, and the c10d backend.
+    for module in ("_device.py", "distributed.py"):
+        files[f"python/{names.package}/{module}"] = (
+            runtime / "python" / RUNTIME_PACKAGE / module
+        ).read_text(encoding="utf-8")
     return files
 
 

@@ -5,8 +5,11 @@ Made with scaffold-backend. Importing this package loads the compiled runtime an
 ...). It raises if another PrivateUse1 backend is already loaded in this process.
 """
 
-from . import _device
+from . import _device, distributed
 
 DEVICE_NAME = "foo"
 
 _C = _device.install(DEVICE_NAME, __name__)
+# c10d: dist.init_process_group() on this device runs collectives through Gloo
+# (see distributed.py for replacing Gloo with your own collective library).
+distributed.register(DEVICE_NAME)

@@ -1,0 +1,671 @@
+"""torch.distributed (c10d) for the device: collectives through Gloo on host views of device memory.
+
+``register(device_name)`` (called by the package on import) registers the c10d backend
+``<device>ccl`` for the device, so that on a machine with the device::
+
+    dist.init_process_group()                                  # picks <device>ccl
+    dist.init_process_group(backend="cpu:gloo,<device>:<device>ccl")
+
+work, and DDP / FSDP run on it. The collectives themselves are Gloo's (``ProcessGroupGloo`` from
+the torch wheel): this module only hands Gloo host memory and orders the work with the device.
+
+* **Host-addressable memory** (this runtime: device memory is host RAM mapped twice, see
+  ``csrc/allocator.h``): Gloo reads and writes the device tensors through
+  ``torch.ops.scaffold_runtime.host_view`` (``csrc/host_view_op.cpp``): CPU tensors aliasing the
+  device memory through the runtime's host mapping, no copy, memory protection left on.
+* **Otherwise** (a runtime without ``host_view``, or ``memory="staging"``): inputs are copied
+  into pinned host buffers and results copied back when Gloo finishes.
+
+Ordering, as NCCL does it with CUDA streams: before Gloo touches memory, the current stream of
+every device involved is synchronised (kernels queued on it have produced their inputs). The
+work's future is created with the devices of its tensors, so ``work.wait()`` / ``fut.wait()``
+make the *current stream* wait on an event recorded after the results landed (c10's
+``ivalue::Future`` does this through the device guard's events). With today's synchronous
+streams the events are complete at once; with asynchronous streams the same code orders
+correctly.
+
+Why a Python ``ProcessGroup`` subclass wrapping a ``ProcessGroupGloo``, not C++: every supported
+torch (2.11 to 2.14) can subclass ``ProcessGroup`` from Python (``c10d::Backend`` only became
+subclassable in later releases), the class uses only public Python APIs of c10d (no ABI of
+``ProcessGroupGloo``, no gloo headers, no libtorch_python link for the runtime). The price is
+Python per collective (a few calls and one future callback on Gloo's thread): it shows on small
+tensors, not large ones; ``benchmarks/bench_distributed.py`` measures it against plain Gloo. c10d treats a creator that
+returns a ``ProcessGroup`` as the whole group, so this class also serves CPU tensors (straight
+to Gloo): ``cpu:gloo,<device>:<device>ccl`` then runs both devices through it.
+
+**Your own collective library.** Keep ``CollectiveProcessGroup`` and the registration; make
+``_engine()`` (today: a ``ProcessGroupGloo``) return an object with the same methods on your
+library (``allreduce``, ``broadcast``, ``allgather``, ``_allgather_base``, ``reduce_scatter``,
+``_reduce_scatter_base``, ``alltoall_base``, ``send``, ``recv``, ``barrier``, ...: the c10d
+``Backend`` methods, returning ``Work``), and make ``_memory_mode`` return ``"device"`` so your
+library gets the device tensors themselves. See the project README.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+# host_view: Gloo on CPU aliases of device memory; staging: through pinned host copies; device:
+# the engine gets the device tensors (for an engine that is not Gloo, see _engine).
+MEMORY_MODES = ("host_view", "staging", "device")
+
+# c10d's Python binding names changed across the supported releases (torch 2.14 renamed
+# _allgather_base -> all_gather_single etc.); our class answers to both, and calls Gloo by the
+# first name it has.
+_COALESCED_ALLGATHER_NAMES = ("all_gather_single_coalesced", "allgather_into_tensor_coalesced")
+_COALESCED_REDUCE_SCATTER_NAMES = (
+    "reduce_scatter_single_coalesced",
+    "reduce_scatter_tensor_coalesced",
+)
+
+_memory_override: dict[str, str] = {}
+
+
+def backend_name(device_name: str) -> str:
+    """The c10d backend name of the device: ``<device>ccl`` (like nccl, hccl, xccl)."""
+    return f"{device_name}ccl"
+
+
+def host_view_available() -> bool:
+    """True when the runtime can alias device memory from the host (``host_view`` op)."""
+    try:
+        return hasattr(torch.ops.scaffold_runtime, "host_view")
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def set_memory_mode(device_name: str, mode: str | None) -> None:
+    """Force a memory mode (MEMORY_MODES) for process groups created from now on (``None``: the
+    runtime's capability decides). For tests and benchmarks of the staging path, and for an
+    engine that reads device memory itself ("device")."""
+    if mode is None:
+        _memory_override.pop(device_name, None)
+        return
+    if mode not in MEMORY_MODES:
+        raise ValueError(f"memory mode must be one of {MEMORY_MODES}, got {mode!r}")
+    if mode == "host_view" and not host_view_available():
+        raise ValueError("this runtime has no host_view op: its memory is not host-addressable")
+    _memory_override[device_name] = mode
+
+
+def _memory_mode(device_name: str) -> str:
+    if device_name in _memory_override:
+        return _memory_override[device_name]
+    return "host_view" if host_view_available() else "staging"
+
+
+def register(device_name: str) -> None:
+    """Register ``<device>ccl`` with c10d as the default backend of the device. Idempotent;
+    does nothing when torch was built without distributed support or without Gloo."""
+    if not dist.is_available() or not dist.is_gloo_available():
+        return
+    name = backend_name(device_name)
+    if name.upper() in dist.Backend._plugins:
+        return
+
+    def create(
+        store: dist.Store, rank: int, size: int, timeout: datetime.timedelta
+    ) -> CollectiveProcessGroup:
+        return CollectiveProcessGroup(store, rank, size, timeout, device_name=device_name)
+
+    dist.Backend.register_backend(name, create, devices=["cpu", device_name])
+    # register_backend only fills the device -> default backend map for devices without one;
+    # make sure ours is the default for the device.
+    dist.Backend.default_device_backend_map[device_name] = name
+
+
+def _engine(store: dist.Store, rank: int, size: int, timeout: datetime.timedelta) -> Any:
+    """The collective engine: Gloo. Swap here for your own library (see module docstring)."""
+    return dist.ProcessGroupGloo(store, rank, size, timeout)
+
+
+class _Staged:
+    """Host tensors for one collective, and what to do with them once the engine is done.
+
+    ``host_view`` mode aliases device memory; ``staging`` mode copies into pinned buffers and
+    back. CPU tensors are used as they are."""
+
+    def __init__(self, device_name: str, mode: str) -> None:
+        self.device_name = device_name
+        self.mode = mode
+        self.devices: set[torch.device] = set()
+        self.copy_back: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def _on_device(self, tensor: torch.Tensor) -> bool:
+        if tensor.device.type == "cpu":
+            return False
+        if tensor.device.type != self.device_name:
+            raise ValueError(
+                f"{backend_name(self.device_name)} got a tensor on {tensor.device}: it handles "
+                f"'{self.device_name}' and 'cpu' tensors only"
+            )
+        if tensor.layout != torch.strided:
+            raise NotImplementedError(
+                f"{backend_name(self.device_name)} supports strided (dense) tensors only, got "
+                f"layout {tensor.layout}"
+            )
+        self.devices.add(tensor.device)
+        return True
+
+    def _host(self, tensor: torch.Tensor, read: bool, write: bool) -> torch.Tensor:
+        if not self._on_device(tensor):
+            return tensor
+        tensor = tensor.detach()
+        if self.mode == "device":  # an engine that reads device memory itself
+            return tensor
+        if self.mode == "host_view":
+            return torch.ops.scaffold_runtime.host_view(tensor)
+        staged = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+        if read:
+            staged.copy_(tensor, non_blocking=True)
+        if write:
+            self.copy_back.append((tensor, staged))
+        return staged
+
+    def input(self, tensor: torch.Tensor) -> torch.Tensor:
+        return self._host(tensor, read=True, write=False)
+
+    def output(self, tensor: torch.Tensor) -> torch.Tensor:
+        return self._host(tensor, read=False, write=True)
+
+    def inout(self, tensor: torch.Tensor) -> torch.Tensor:
+        return self._host(tensor, read=True, write=True)
+
+    def synchronize(self) -> None:
+        """Wait for the work queued on the current stream of each device: the engine reads
+        the memory from its own threads."""
+        for device in sorted(self.devices, key=str):
+            torch.accelerator.current_stream(device).synchronize()
+
+    def finish(self) -> None:
+        for device_tensor, staged in self.copy_back:
+            device_tensor.copy_(staged)
+
+
+class _FutureWork(dist.Work):
+    """The Work of a collective, over its future. ``wait()`` raises the collective's error (the
+    work c10d builds from a bare future would not) and, through the future's devices, makes the
+    current stream wait for the results."""
+
+    def __init__(self, future: torch.futures.Future[list[torch.Tensor]]) -> None:
+        super().__init__()
+        self._future = future
+
+    def wait(self, timeout: datetime.timedelta | None = None) -> bool:
+        self._future.wait()  # raises the collective's error
+        return True
+
+    def get_future(self) -> torch.futures.Future[list[torch.Tensor]]:
+        return self._future
+
+    def is_completed(self) -> bool:
+        return self._future.done()
+
+
+def _unsupported(op: str, device_name: str, why: str = "") -> NotImplementedError:
+    reason = f": {why}" if why else ""
+    return NotImplementedError(
+        f"{op} is not supported by the {backend_name(device_name)} backend "
+        f"(device '{device_name}', engine Gloo){reason}"
+    )
+
+
+class CollectiveProcessGroup(dist.ProcessGroup):
+    """c10d process group of the device: Gloo on host views of device memory (see module
+    docstring for the design and for replacing Gloo)."""
+
+    def __init__(
+        self,
+        store: dist.Store,
+        rank: int,
+        size: int,
+        timeout: datetime.timedelta,
+        *,
+        device_name: str,
+    ) -> None:
+        super().__init__(rank, size)
+        self.device_name = device_name
+        self.memory_mode = _memory_mode(device_name)
+        self._engine = _engine(store, rank, size, timeout)
+        # c10d looks up a group's per-device backend for capabilities (batch_isend_irecv asks
+        # `supports_coalescing`, for instance): answer with the engine. Collectives still come
+        # here first: Python callers and C++ callers (DDP's reducer) both reach the methods below.
+        for device_type in ("cpu", device_name):
+            self._register_backend(
+                torch.device(device_type), dist.ProcessGroup.BackendType.CUSTOM, self._engine
+            )
+
+    # --- identity ------------------------------------------------------------------------------
+
+    def getBackendName(self) -> str:  # c10d's name for it
+        return backend_name(self.device_name)
+
+    def name(self) -> str:
+        return self.getBackendName()
+
+    # --- machinery -----------------------------------------------------------------------------
+
+    def _staged(self) -> _Staged:
+        return _Staged(self.device_name, self.memory_mode)
+
+    def _run(
+        self,
+        op: str,
+        staged: _Staged,
+        start: Callable[[], Any],
+        results: Sequence[torch.Tensor],
+        after: Callable[[], None] | None = None,
+    ) -> dist.Work:
+        """Synchronise the device streams of the tensors ``staged`` has mapped, ``start`` the
+        engine's work; return a Work whose future completes, with ``results``, once the engine
+        is done, the staged results copied back and ``after`` run."""
+        staged.synchronize()
+        engine_work = start()
+        devices = sorted(staged.devices, key=str)
+        if not devices and after is None:
+            return engine_work  # CPU tensors, nothing to finish: Gloo's work as it is
+        result_list = list(results)
+        future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future(devices=devices)
+
+        def done(engine_future: torch.futures.Future[Any]) -> None:
+            try:
+                engine_future.value()  # raises the engine's error, e.g. a peer that died
+                staged.finish()
+                if after is not None:
+                    after()
+            except Exception as error:  # noqa: BLE001 -- handed to whoever waits
+                future.set_exception(
+                    RuntimeError(f"{self.getBackendName()} {op} failed: {error}")
+                )
+                return
+            future.set_result(result_list)
+
+        _when_done(engine_work, done)
+        return _FutureWork(future)
+
+    # --- collectives ---------------------------------------------------------------------------
+
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
+        opts = opts if opts is not None else dist.AllreduceOptions()
+        engine_opts, after = self._reduce_op("allreduce", opts, tensors, dist.AllreduceOptions)
+        s = self._staged()
+        return self._run(
+            "allreduce",
+            s,
+            functools.partial(self._engine.allreduce, [s.inout(t) for t in tensors], engine_opts),
+            tensors,
+            after,
+        )
+
+    def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
+        opts = opts if opts is not None else dist.AllreduceCoalescedOptions()
+        engine_opts, after = self._reduce_op(
+            "allreduce_coalesced", opts, tensors, dist.AllreduceCoalescedOptions
+        )
+        s = self._staged()
+        return self._run(
+            "allreduce_coalesced",
+            s,
+            functools.partial(self._engine.allreduce_coalesced, 
+                [s.inout(t) for t in tensors], engine_opts
+            ),
+            tensors,
+            after,
+        )
+
+    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
+        opts = opts if opts is not None else dist.BroadcastOptions()
+        s = self._staged()
+        return self._run(
+            "broadcast",
+            s,
+            functools.partial(self._engine.broadcast, [s.inout(t) for t in tensors], opts),
+            tensors,
+        )
+
+    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
+        opts = opts if opts is not None else dist.ReduceOptions()
+        engine_opts, after = self._reduce_op("reduce", opts, tensors, dist.ReduceOptions)
+        if after is not None:
+            engine_opts.rootRank, engine_opts.rootTensor = opts.rootRank, opts.rootTensor
+        s = self._staged()
+        return self._run(
+            "reduce",
+            s,
+            functools.partial(self._engine.reduce, [s.inout(t) for t in tensors], engine_opts),
+            tensors,
+            after if self.rank() == opts.rootRank else None,
+        )
+
+    def allgather(
+        self,
+        output_lists: list[list[torch.Tensor]],
+        inputs: list[torch.Tensor],
+        opts: Any = None,
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.AllgatherOptions()
+        s = self._staged()
+        return self._run(
+            "allgather",
+            s,
+            functools.partial(self._engine.allgather, 
+                [[s.output(t) for t in outs] for outs in output_lists],
+                [s.input(t) for t in inputs],
+                opts,
+            ),
+            [t for outs in output_lists for t in outs],
+        )
+
+    def allgather_coalesced(
+        self,
+        output_lists: list[list[torch.Tensor]],
+        inputs: list[torch.Tensor],
+        opts: Any = None,
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.AllgatherOptions()
+        s = self._staged()
+        return self._run(
+            "allgather_coalesced",
+            s,
+            functools.partial(self._engine.allgather_coalesced, 
+                [[s.output(t) for t in outs] for outs in output_lists],
+                [s.input(t) for t in inputs],
+                opts,
+            ),
+            [t for outs in output_lists for t in outs],
+        )
+
+    def _allgather_base(
+        self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.AllgatherOptions()
+        s = self._staged()
+        return self._run(
+            "all_gather_into_tensor",
+            s,
+            functools.partial(self._engine._allgather_base, s.output(output), s.input(input), opts),
+            [output],
+        )
+
+    all_gather_single = _allgather_base
+
+    def allgather_into_tensor_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.AllgatherOptions()
+        method = _first_method(self._engine, _COALESCED_ALLGATHER_NAMES)
+        if method is None:
+            raise _unsupported("allgather_into_tensor_coalesced", self.device_name)
+        s = self._staged()
+        return self._run(
+            "allgather_into_tensor_coalesced",
+            s,
+            functools.partial(method, 
+                [s.output(t) for t in outputs], [s.input(t) for t in inputs], opts
+            ),
+            outputs,
+        )
+
+    all_gather_single_coalesced = allgather_into_tensor_coalesced
+
+    def reduce_scatter(
+        self,
+        outputs: list[torch.Tensor],
+        input_lists: list[list[torch.Tensor]],
+        opts: Any = None,
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.ReduceScatterOptions()
+        engine_opts, after = self._reduce_op(
+            "reduce_scatter", opts, outputs, dist.ReduceScatterOptions
+        )
+        s = self._staged()
+        return self._run(
+            "reduce_scatter",
+            s,
+            functools.partial(self._engine.reduce_scatter, 
+                [s.output(t) for t in outputs],
+                [[s.input(t) for t in ins] for ins in input_lists],
+                engine_opts,
+            ),
+            outputs,
+            after,
+        )
+
+    def _reduce_scatter_base(
+        self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.ReduceScatterOptions()
+        engine_opts, after = self._reduce_op(
+            "reduce_scatter_tensor", opts, [output], dist.ReduceScatterOptions
+        )
+        s = self._staged()
+        return self._run(
+            "reduce_scatter_tensor",
+            s,
+            functools.partial(self._engine._reduce_scatter_base, 
+                s.output(output), s.input(input), engine_opts
+            ),
+            [output],
+            after,
+        )
+
+    reduce_scatter_single = _reduce_scatter_base
+
+    def reduce_scatter_tensor_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.ReduceScatterOptions()
+        engine_opts, after = self._reduce_op(
+            "reduce_scatter_tensor_coalesced", opts, outputs, dist.ReduceScatterOptions
+        )
+        method = _first_method(self._engine, _COALESCED_REDUCE_SCATTER_NAMES)
+        if method is None:
+            raise _unsupported("reduce_scatter_tensor_coalesced", self.device_name)
+        s = self._staged()
+        return self._run(
+            "reduce_scatter_tensor_coalesced",
+            s,
+            functools.partial(method, 
+                [s.output(t) for t in outputs], [s.input(t) for t in inputs], engine_opts
+            ),
+            outputs,
+            after,
+        )
+
+    reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
+
+    def alltoall_base(
+        self,
+        output: torch.Tensor,
+        input: torch.Tensor,
+        output_split_sizes: list[int],
+        input_split_sizes: list[int],
+        opts: Any = None,
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.AllToAllOptions()
+        s = self._staged()
+        return self._run(
+            "all_to_all_single",
+            s,
+            functools.partial(self._engine.alltoall_base, 
+                s.output(output), s.input(input), output_split_sizes, input_split_sizes, opts
+            ),
+            [output],
+        )
+
+    all_to_all_single = alltoall_base
+
+    def alltoall(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
+        """Gloo has no list all_to_all: pack the inputs into one buffer, run Gloo's
+        all_to_all_single, unpack into the outputs when it is done."""
+        opts = opts if opts is not None else dist.AllToAllOptions()
+        if len({t.dtype for t in [*outputs, *inputs]}) > 1:
+            raise _unsupported("all_to_all", self.device_name, "tensors of different dtypes")
+        packed_input = torch.cat([t.reshape(-1) for t in inputs])
+        packed_output = torch.empty(
+            sum(t.numel() for t in outputs), dtype=packed_input.dtype, device=packed_input.device
+        )
+        output_splits = [t.numel() for t in outputs]
+        input_splits = [t.numel() for t in inputs]
+
+        def unpack() -> None:
+            for out, part in zip(outputs, packed_output.split(output_splits)):
+                out.copy_(part.view(out.shape))
+
+        s = self._staged()
+
+        return self._run(
+            "all_to_all",
+            s,
+            functools.partial(self._engine.alltoall_base, 
+                s.output(packed_output), s.input(packed_input), output_splits, input_splits, opts
+            ),
+            outputs,
+            unpack,
+        )
+
+    def gather(
+        self,
+        output_lists: list[list[torch.Tensor]],
+        inputs: list[torch.Tensor],
+        opts: Any = None,
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.GatherOptions()
+        s = self._staged()
+        return self._run(
+            "gather",
+            s,
+            functools.partial(self._engine.gather, 
+                [[s.output(t) for t in outs] for outs in output_lists],
+                [s.input(t) for t in inputs],
+                opts,
+            ),
+            [t for outs in output_lists for t in outs] or inputs,
+        )
+
+    def scatter(
+        self,
+        outputs: list[torch.Tensor],
+        input_lists: list[list[torch.Tensor]],
+        opts: Any = None,
+    ) -> dist.Work:
+        opts = opts if opts is not None else dist.ScatterOptions()
+        s = self._staged()
+        return self._run(
+            "scatter",
+            s,
+            functools.partial(self._engine.scatter, 
+                [s.output(t) for t in outputs],
+                [[s.input(t) for t in ins] for ins in input_lists],
+                opts,
+            ),
+            outputs,
+        )
+
+    def send(self, tensors: list[torch.Tensor], dst: int, tag: int) -> dist.Work:
+        s = self._staged()
+        return self._run(
+            "send",
+            s,
+            functools.partial(self._engine.send, [s.input(t) for t in tensors], dst, tag),
+            tensors,
+        )
+
+    def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> dist.Work:
+        s = self._staged()
+        return self._run(
+            "recv",
+            s,
+            functools.partial(self._engine.recv, [s.output(t) for t in tensors], src, tag),
+            tensors,
+        )
+
+    def recv_anysource(self, tensors: list[torch.Tensor], tag: int) -> dist.Work:
+        # The caller reads the sender's rank from Gloo's own work object, so only a receive
+        # straight into (aliased) memory can be handed back as it is.
+        if self.memory_mode != "host_view" and any(t.device.type != "cpu" for t in tensors):
+            raise _unsupported("recv from any source", self.device_name, "in staging mode")
+        staged = _Staged(self.device_name, self.memory_mode)
+        host = [staged.output(t) for t in tensors]
+        staged.synchronize()
+        return self._engine.recv_anysource(host, tag)
+
+    def barrier(self, opts: Any = None) -> dist.Work:
+        return self._engine.barrier(opts if opts is not None else dist.BarrierOptions())
+
+    def monitored_barrier(
+        self, timeout: datetime.timedelta | None = None, wait_all_ranks: bool = False
+    ) -> None:
+        if timeout is None:
+            self._engine.monitored_barrier(wait_all_ranks=wait_all_ranks)
+        else:
+            self._engine.monitored_barrier(timeout, wait_all_ranks)
+
+    def allreduce_sparse(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
+        raise _unsupported("allreduce_sparse", self.device_name)
+
+    # --- reductions ----------------------------------------------------------------------------
+
+    def _reduce_op(
+        self, op: str, opts: Any, outputs: Sequence[torch.Tensor], options_type: Any
+    ) -> tuple[Any, Callable[[], None] | None]:
+        """Gloo has no AVG: run SUM and divide by the group size when the work is done.
+        PREMUL_SUM (NCCL's pre-scaled sum) has no Gloo counterpart."""
+        reduce_op = opts.reduceOp
+        if reduce_op == dist.ReduceOp.AVG:
+            if any(not (t.is_floating_point() or t.is_complex()) for t in outputs):
+                raise _unsupported(f"{op} with ReduceOp.AVG", self.device_name, "integer tensors")
+            engine_opts = options_type()
+            engine_opts.reduceOp = dist.ReduceOp.SUM
+            engine_opts.timeout = opts.timeout
+            size = self.size()
+
+            def divide() -> None:
+                for t in outputs:
+                    t.div_(size)
+
+            return engine_opts, divide
+        if reduce_op == dist.ReduceOp.PREMUL_SUM:
+            raise _unsupported(f"{op} with ReduceOp.PREMUL_SUM", self.device_name)
+        return opts, None
+
+
+def _first_method(obj: Any, names: Sequence[str]) -> Callable[..., Any] | None:
+    for name in names:
+        method = getattr(obj, name, None)
+        if method is not None:
+            return method
+    return None
+
+
+def _when_done(work: Any, callback: Callable[[torch.futures.Future[Any]], None]) -> None:
+    """Run ``callback(future)`` once ``work`` completes. Gloo gives most works a future; for the
+    few it does not (list reduce_scatter, send, recv), a thread waits on the work."""
+    try:
+        engine_future = work.get_future()
+    except RuntimeError:  # "Work::getFuture not implemented"
+        pass
+    else:
+        engine_future.add_done_callback(callback)
+        return
+
+    def wait() -> None:
+        future: torch.futures.Future[None] = torch.futures.Future()
+        try:
+            work.wait()
+        except Exception as error:  # noqa: BLE001 -- handed to the callback
+            future.set_exception(error)
+        else:
+            future.set_result(None)
+        callback(future)
+
+    threading.Thread(target=wait, name="collective-completion", daemon=True).start()

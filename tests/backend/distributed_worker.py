@@ -1,0 +1,289 @@
+"""One rank of a distributed test on the foo device: ``python distributed_worker.py SCENARIO``.
+
+Started by test_distributed.py with RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set (the env://
+rendezvous of ``dist.init_process_group``). A scenario checks its results itself and exits
+non-zero with a message on stderr when they are wrong; it prints ``OK <scenario>`` when right.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch_foo
+from torch.nn.parallel import DistributedDataParallel
+
+RANK = int(os.environ["RANK"])
+WORLD = int(os.environ["WORLD_SIZE"])
+# Two ranks share a simulated device when there are more ranks than devices: fine, the memory
+# of each process is its own.
+DEVICE = torch.device("foo", RANK % torch.foo.device_count())
+
+
+def check(name: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
+    if actual.device != DEVICE:
+        raise AssertionError(f"rank {RANK} {name}: result on {actual.device}, expected {DEVICE}")
+    got = actual.cpu()
+    if got.dtype != expected.dtype or got.shape != expected.shape or not torch.equal(
+        got, expected
+    ):
+        raise AssertionError(f"rank {RANK} {name}: got {got!r}, expected {expected!r}")
+
+
+def ranked(shape: tuple[int, ...], rank: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Values that differ per rank and per element (CPU)."""
+    n = 1
+    for s in shape:
+        n *= s
+    return (torch.arange(n, dtype=torch.float64).reshape(shape) + 100 * (rank + 1)).to(dtype)
+
+
+def on_device(t: torch.Tensor) -> torch.Tensor:
+    return t.to(DEVICE)
+
+
+def collectives() -> None:
+    torch.foo.set_device(DEVICE.index)
+    ranks = range(WORLD)
+    shape = (3, 4)
+    everyone = [ranked(shape, r) for r in ranks]
+
+    # all_reduce, every op Gloo has, plus AVG (SUM then divide)
+    expected_by_op = {
+        dist.ReduceOp.SUM: sum(everyone),
+        dist.ReduceOp.PRODUCT: torch.stack(everyone).prod(0),
+        dist.ReduceOp.MAX: torch.stack(everyone).amax(0),
+        dist.ReduceOp.MIN: torch.stack(everyone).amin(0),
+        dist.ReduceOp.AVG: sum(everyone) / WORLD,
+    }
+    for op, expected in expected_by_op.items():
+        t = on_device(ranked(shape, RANK))
+        dist.all_reduce(t, op=op)
+        check(f"all_reduce {op}", t, expected)
+    for op, fold in ((dist.ReduceOp.BAND, "__and__"), (dist.ReduceOp.BOR, "__or__")):
+        values = [torch.tensor([r + 1, 7, 12], dtype=torch.int64) for r in ranks]
+        expected = values[0]
+        for v in values[1:]:
+            expected = getattr(expected, fold)(v)
+        t = on_device(values[RANK])
+        dist.all_reduce(t, op=op)
+        check(f"all_reduce {op}", t, expected)
+
+    # async work: wait() then read on the current stream
+    t = on_device(ranked(shape, RANK, torch.float64))
+    work = dist.all_reduce(t, async_op=True)
+    work.wait()
+    check("all_reduce async", t, sum(ranked(shape, r, torch.float64) for r in ranks))
+    fut = dist.all_reduce(on_device(ranked(shape, RANK)), async_op=True).get_future()
+    check("all_reduce future", fut.wait()[0], expected_by_op[dist.ReduceOp.SUM])
+
+    # a non-contiguous source: a view with an offset into a larger tensor
+    base = on_device(torch.zeros(4, 8))
+    view = base[1:3, 2:6]  # offset, strides (8, 1): Gloo sees the same memory through host_view
+    if torch_foo.distributed._memory_mode("foo") == "host_view":
+        view_c = base[1:2].reshape(8)  # contiguous, storage offset 8
+        view_c.copy_(on_device(ranked((8,), RANK)))
+        dist.all_reduce(view_c)
+        check("all_reduce offset view", view_c, sum(ranked((8,), r) for r in ranks))
+        if base[0].abs().sum().item() != 0 or base[2:].abs().sum().item() != 0:
+            raise AssertionError(f"rank {RANK}: all_reduce wrote outside the view")
+    del view
+
+    # broadcast from every root
+    for root in ranks:
+        t = on_device(ranked(shape, RANK))
+        dist.broadcast(t, src=root)
+        check(f"broadcast from {root}", t, ranked(shape, root))
+
+    # all_gather (list) and all_gather_into_tensor
+    outs = [on_device(torch.zeros(shape)) for _ in ranks]
+    dist.all_gather(outs, on_device(ranked(shape, RANK)))
+    for r, out in enumerate(outs):
+        check(f"all_gather[{r}]", out, ranked(shape, r))
+    out = on_device(torch.zeros((WORLD * shape[0], shape[1])))
+    dist.all_gather_into_tensor(out, on_device(ranked(shape, RANK)))
+    check("all_gather_into_tensor", out, torch.cat(everyone))
+
+    # reduce_scatter (list) and reduce_scatter_tensor: rank r gets the sum of everyone's chunk r
+    chunks = {r: [ranked(shape, r) * (c + 1) for c in ranks] for r in ranks}
+    out = on_device(torch.zeros(shape))
+    dist.reduce_scatter(out, [on_device(c) for c in chunks[RANK]])
+    check("reduce_scatter", out, sum(chunks[r][RANK] for r in ranks))
+    out = on_device(torch.zeros(shape))
+    dist.reduce_scatter_tensor(out, on_device(torch.cat(chunks[RANK])))
+    check("reduce_scatter_tensor", out, sum(chunks[r][RANK] for r in ranks))
+    out = on_device(torch.zeros(shape))
+    dist.reduce_scatter_tensor(out, on_device(torch.cat(chunks[RANK])), op=dist.ReduceOp.AVG)
+    check("reduce_scatter_tensor avg", out, sum(chunks[r][RANK] for r in ranks) / WORLD)
+
+    # all_to_all (list, sizes differ per pair) and all_to_all_single
+    def piece(src: int, dst: int) -> torch.Tensor:
+        return torch.full((src + dst + 1,), float(10 * src + dst))
+
+    outs = [on_device(torch.zeros(src + RANK + 1)) for src in ranks]
+    dist.all_to_all(outs, [on_device(piece(RANK, dst)) for dst in ranks])
+    for src, out in enumerate(outs):
+        check(f"all_to_all from {src}", out, piece(src, RANK))
+    inp = on_device(torch.cat([piece(RANK, dst) for dst in ranks]))
+    out = on_device(torch.zeros(sum(src + RANK + 1 for src in ranks)))
+    dist.all_to_all_single(
+        out,
+        inp,
+        output_split_sizes=[src + RANK + 1 for src in ranks],
+        input_split_sizes=[RANK + dst + 1 for dst in ranks],
+    )
+    check("all_to_all_single", out, torch.cat([piece(src, RANK) for src in ranks]))
+
+    # send/recv around the ring, blocking and non-blocking
+    right, left = (RANK + 1) % WORLD, (RANK - 1) % WORLD
+    received = on_device(torch.zeros(shape))
+    if RANK % 2 == 0:
+        dist.send(on_device(ranked(shape, RANK)), right)
+        dist.recv(received, left)
+    else:
+        dist.recv(received, left)
+        dist.send(on_device(ranked(shape, RANK)), right)
+    check("send/recv", received, ranked(shape, left))
+    received = on_device(torch.zeros(shape))
+    works = [dist.isend(on_device(ranked(shape, RANK)), right), dist.irecv(received, left)]
+    for w in works:
+        w.wait()
+    check("isend/irecv", received, ranked(shape, left))
+    works = dist.batch_isend_irecv(
+        [
+            dist.P2POp(dist.isend, on_device(ranked(shape, RANK)), right),
+            dist.P2POp(dist.irecv, received, left),
+        ]
+    )
+    for w in works:
+        w.wait()
+    check("batch_isend_irecv", received, ranked(shape, left))
+
+    # reduce, gather, scatter to/from root 0
+    t = on_device(ranked(shape, RANK))
+    dist.reduce(t, dst=0)
+    if RANK == 0:
+        check("reduce", t, expected_by_op[dist.ReduceOp.SUM])
+    gathered = [on_device(torch.zeros(shape)) for _ in ranks] if RANK == 0 else None
+    dist.gather(on_device(ranked(shape, RANK)), gathered, dst=0)
+    if gathered is not None:
+        for r, g in enumerate(gathered):
+            check(f"gather[{r}]", g, ranked(shape, r))
+    out = on_device(torch.zeros(shape))
+    dist.scatter(out, [on_device(ranked(shape, r)) for r in ranks] if RANK == 0 else None, src=0)
+    check("scatter", out, ranked(shape, RANK))
+
+    # objects (pickled through device tensors when the group's device is foo), barrier
+    objects: list[object] = [None] * WORLD
+    dist.all_gather_object(objects, {"rank": RANK})
+    if objects != [{"rank": r} for r in ranks]:
+        raise AssertionError(f"rank {RANK}: all_gather_object gave {objects}")
+    dist.barrier()
+
+    # CPU tensors go straight to Gloo through the same group
+    t = ranked(shape, RANK)
+    dist.all_reduce(t)
+    if not torch.equal(t, expected_by_op[dist.ReduceOp.SUM]):
+        raise AssertionError(f"rank {RANK}: CPU all_reduce gave {t}")
+
+    # unsupported: one clear error naming the op and the backend
+    try:
+        dist.all_reduce(on_device(torch.ones(2, dtype=torch.int64)), op=dist.ReduceOp.AVG)
+    except NotImplementedError as error:
+        if "allreduce with ReduceOp.AVG is not supported by the fooccl backend" not in str(error):
+            raise AssertionError(f"rank {RANK}: unclear error {error}") from error
+    else:
+        raise AssertionError(f"rank {RANK}: integer AVG did not raise")
+
+
+def ddp() -> None:
+    """DDP for a few steps == one process on the concatenated batch."""
+    torch.foo.set_device(DEVICE.index)
+    steps, per_rank = 4, 3
+
+    def model() -> torch.nn.Module:
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+
+    def batch(step: int, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
+        g = torch.Generator().manual_seed(1000 * step + rank)
+        return torch.randn(per_rank, 5, generator=g), torch.randn(per_rank, 2, generator=g)
+
+    # the reference: every rank's batch at once, in one process (on the device too)
+    reference = model().to(DEVICE)
+    opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for step in range(steps):
+        xs, ys = zip(*(batch(step, r) for r in range(WORLD)))
+        loss = torch.nn.functional.mse_loss(
+            reference(torch.cat(xs).to(DEVICE)), torch.cat(ys).to(DEVICE)
+        )
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    # slightly different init on each rank: DDP must broadcast rank 0's weights first
+    local = model()
+    with torch.no_grad():
+        next(local.parameters()).add_(RANK)
+    ddp_model = DistributedDataParallel(local.to(DEVICE), device_ids=[DEVICE.index])
+    opt = torch.optim.SGD(ddp_model.parameters(), lr=0.1)
+    for step in range(steps):
+        x, y = batch(step, RANK)
+        loss = torch.nn.functional.mse_loss(ddp_model(x.to(DEVICE)), y.to(DEVICE))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    for (name, p), q in zip(ddp_model.module.named_parameters(), reference.parameters()):
+        if p.device != DEVICE:
+            raise AssertionError(f"rank {RANK}: {name} on {p.device}")
+        if not torch.allclose(p.detach().cpu(), q.detach().cpu(), rtol=1e-5, atol=1e-6):
+            raise AssertionError(
+                f"rank {RANK}: {name} differs from single-process training by "
+                f"{(p.detach().cpu() - q.detach().cpu()).abs().max().item()}"
+            )
+
+
+def rank_dies() -> None:
+    """The last rank exits before the collective: the others must fail with an error, soon."""
+    torch.foo.set_device(DEVICE.index)
+    dist.barrier()
+    if RANK == WORLD - 1:
+        os._exit(3)
+    t = on_device(torch.ones(1000))
+    start = time.monotonic()
+    try:
+        dist.all_reduce(t)
+    except Exception as error:  # noqa: BLE001 -- what the test looks at is the message
+        print(f"FAILED after {time.monotonic() - start:.1f}s: {type(error).__name__}: {error}")
+        sys.stdout.flush()
+        os._exit(0)  # the group is broken; skip destroy_process_group
+    raise AssertionError(f"rank {RANK}: all_reduce succeeded without the last rank")
+
+
+SCENARIOS = {"collectives": collectives, "ddp": ddp, "rank_dies": rank_dies}
+
+
+def main() -> None:
+    scenario = sys.argv[1]
+    backend = os.environ.get("FOO_TEST_BACKEND") or None
+    memory = os.environ.get("FOO_TEST_MEMORY") or None
+    torch_foo.distributed.set_memory_mode("foo", memory)
+    timeout = datetime.timedelta(seconds=float(os.environ.get("FOO_TEST_TIMEOUT", "60")))
+    if backend is None:
+        dist.init_process_group(timeout=timeout)  # no backend argument: the device's default
+    else:
+        dist.init_process_group(backend=backend, timeout=timeout)
+    group = dist.distributed_c10d._get_default_group()
+    if not isinstance(group, torch_foo.distributed.CollectiveProcessGroup) or group.name() != "fooccl":
+        raise AssertionError(f"rank {RANK}: the default group is {group!r}")
+    SCENARIOS[scenario]()
+    dist.destroy_process_group()
+    print(f"OK {scenario} rank {RANK} backend {backend or 'default'} memory {memory or 'default'}")
+
+
+if __name__ == "__main__":
+    main()
