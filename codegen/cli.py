@@ -16,7 +16,7 @@ from . import __version__
 from .diff import backend_impact, diff_declarations
 from .diff_report import RENDERERS
 from .errors import ScaffoldError
-from .generate import load_selection, prepare, require_current, require_no_conflicts, run
+from .generate import load_selection, plan_only, require_current, require_no_conflicts, run
 from .init_project import InitOptions, init_project
 from .inputs import load_backend_config, load_declarations_argument
 from .project import resolve_generate_options, resolve_inputs
@@ -139,7 +139,7 @@ def generate(
     """Generate the backend's C++ sources from the declarations and the backend YAML."""
     options = resolve_generate_options(Path.cwd(), yaml, out, kernels, declarations, force)
     planned = check_only or dry_run
-    result = prepare(options) if planned else run(options)
+    result = plan_only(options) if planned else run(options)
     _echo(*generate_report(result, options.root, planned=planned))
     if check_only:
         require_current(result)

@@ -17,14 +17,15 @@ from .emit.fallback import emit_fallback
 from .emit.manifest import build_manifest, emit_manifest
 from .emit.registration import emit_autograd_registration, emit_registration_shards
 from .emit.stubs import KernelFile, emit_stubs
-from .errors import MergeConflictError, StaleOutputError
+from .errors import MergeConflictError, SourceLocation, StaleOutputError
 from .backend_yaml import default_backend_config
 from .inputs import display_path, find_installed_torch, load_backend_config, load_declarations
 from .manifest import Manifest, parse_manifest
 from .merge import MergeOutcome, MergeResult, update_kernel_file
 from .selection import Selection, select
 from .torch_support import torch_support
-from .writer import Action, Change, Plan, apply, check_unique_paths, plan_generated_files, read_text_if_exists
+from .writer import Action, Change, Plan, check_unique_paths, plan_generated_files, read_text_if_exists
+from . import kernel_text, safety, transaction
 
 
 @dataclass(frozen=True)
@@ -71,11 +72,19 @@ def load_selection(yaml_path: Path | None, declarations_path: Path | None, root:
 
 
 def read_manifest(layout: Layout) -> Manifest | None:
+    """The last run's manifest, validated as an input: its shape, and every path it names
+    confined to the output and kernel directories."""
     path = layout.in_out(MANIFEST_NAME)
+    shown = display_path(path, layout.root)
+    if not path.exists() and not path.is_symlink():
+        return None
+    safety.check_confined(path, layout, "the manifest")
     text = read_text_if_exists(path)
     if text is None:
         return None
-    return parse_manifest(text, display_path(path, layout.root))
+    manifest = parse_manifest(text, shown)
+    safety.check_manifest_paths(manifest, layout, shown)
+    return manifest
 
 
 def generated_files(context: EmitContext) -> list[OutputFile]:
@@ -87,17 +96,24 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
     ]
 
 
+def layout_of(options: GenerateOptions) -> Layout:
+    return Layout(root=options.root, out_dir=options.out_dir, kernels_dir=options.kernels_dir)
+
+
 def prepare(options: GenerateOptions) -> GenerateResult:
     """Compute every change `generate` would make, writing nothing."""
     torch_support().check(find_installed_torch().version)
     selection = load_selection(options.yaml_path, options.declarations_path, options.root)
-    layout = Layout(root=options.root, out_dir=options.out_dir, kernels_dir=options.kernels_dir)
+    layout = layout_of(options)
+    safety.check_output_directories(layout)
     context = build_context(selection, layout)
     previous = read_manifest(layout)
 
     generated = generated_files(context)
     kernel_files = emit_stubs(context)
     check_unique_paths([*generated, *(kernel.output for kernel in kernel_files)])
+    for output in (*generated, *(kernel.output for kernel in kernel_files)):
+        safety.check_confined(output.path, layout, "an output file")
 
     kernel_changes, merges = _plan_kernel_files(kernel_files, previous, layout)
     orphaned = _orphaned_kernel_files(kernel_files, previous, layout)
@@ -121,12 +137,14 @@ def _plan_kernel_files(
     merges = {}
     for kernel in kernel_files:
         path = kernel.output.path
-        current = read_text_if_exists(path)
+        current = kernel_text.read_kernel_file(path, layout.root)
         if current is None:
             changes.append(Change(path, Action.CREATE, kernel.output.content))
             continue
         record = previous.kernel_files.get(layout.from_out(path)) if previous else None
-        result = update_kernel_file(current, record, kernel)
+        result = kernel_text.update_preserving_form(
+            current, record, kernel, update_kernel_file, display_path(path, layout.root)
+        )
         if result.outcome is not MergeOutcome.UNCHANGED or result.removed_ops:
             merges[path] = result
         if result.content != current:
@@ -155,11 +173,36 @@ def _orphaned_kernel_files(
 
 
 def run(options: GenerateOptions) -> GenerateResult:
-    """Generate and write. Merge conflicts are written (with markers) like any other change;
-    callers then fail with `require_no_conflicts`."""
-    result = prepare(options)
-    apply(result.plan)
+    """Generate and write, as one transaction under the output directory's lock: a transaction
+    an interrupted run left is completed first, its temporary files removed. Merge conflicts are
+    written (with markers) like any other change; callers then fail with
+    `require_no_conflicts`."""
+    layout = layout_of(options)
+    with transaction.output_lock(layout):
+        transaction.recover(layout)
+        result = prepare(options)
+        previous = read_manifest(layout)
+        known = [change.path for change in result.plan.changes]
+        known += [kernel.output.path for kernel in result.kernel_files]
+        if previous is not None:
+            known += [layout.out_dir / relative for relative in (*previous.files, *previous.kernel_files)]
+        transaction.remove_stale_temporaries(known, layout)
+        transaction.commit(result.plan, layout)
     return result
+
+
+def plan_only(options: GenerateOptions) -> GenerateResult:
+    """What `run` would do, writing nothing (--check, --dry-run); under the lock, so it never
+    sees a tree another run is halfway through."""
+    layout = layout_of(options)
+    with transaction.output_lock(layout):
+        if transaction.has_interrupted_transaction(layout):
+            raise StaleOutputError(
+                "an interrupted `scaffold-backend generate` left its write unfinished",
+                location=SourceLocation(display_path(transaction.journal_path(layout), layout.root)),
+                hint="run `scaffold-backend generate`: it completes the write first",
+            )
+        return prepare(options)
 
 
 def require_no_conflicts(result: GenerateResult) -> None:
