@@ -83,7 +83,7 @@ def check_output_directories(layout: Layout) -> None:
         for ancestor in _existing_ancestors(resolved):
             if not ancestor.is_dir():
                 raise ProjectConfigError(
-                    f"{option} cannot be created: {display_path(ancestor, layout.root)} is a "
+                    f"{option} cannot be created: {display_path(ancestor, Path.cwd())} is a "
                     "file, not a directory",
                     location=SourceLocation(shown),
                 )

@@ -212,7 +212,7 @@ def recover(layout: Layout) -> bool:
 
 def _journal_operations(document: Any, layout: Layout, shown: str) -> list[tuple[Path, Path | None]]:
     if not isinstance(document, dict) or document.get("format") != JOURNAL_FORMAT:
-        raise ValueError(f"format is not {JOURNAL_FORMAT}")
+        raise ValueError(f"format is not {JOURNAL_FORMAT}")  # noqa: TRY004 - reported as bad input
     operations = document.get("operations")
     if not isinstance(operations, list):
         raise ValueError('"operations" must be a list')
@@ -255,7 +255,7 @@ def remove_stale_temporaries(targets: Iterable[Path], layout: Layout) -> list[Pa
         for entry in entries:
             if not entry.is_file(follow_symlinks=False):
                 continue
-            stem, dot, suffix = entry.name.rpartition(".")
+            stem, dot, _ = entry.name.rpartition(".")
             if dot and stem.startswith(".") and stem[1:] in names and is_temporary_name(entry.name, stem[1:]):
                 Path(entry.path).unlink(missing_ok=True)
                 removed.append(Path(entry.path))
