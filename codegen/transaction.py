@@ -200,7 +200,7 @@ def recover(layout: Layout) -> bool:
             raise ValueError("too large")
         document = json.loads(data.decode("utf-8"))
         staged = _journal_operations(document, layout, shown)
-    except (OSError, ValueError, RecursionError) as error:
+    except (OSError, ValueError, TypeError, RecursionError) as error:
         raise OutputError(
             f"the transaction journal of an interrupted run is not valid ({error})",
             location=SourceLocation(shown),
@@ -212,10 +212,10 @@ def recover(layout: Layout) -> bool:
 
 def _journal_operations(document: Any, layout: Layout, shown: str) -> list[tuple[Path, Path | None]]:
     if not isinstance(document, dict) or document.get("format") != JOURNAL_FORMAT:
-        raise ValueError(f"format is not {JOURNAL_FORMAT}")  # noqa: TRY004 - reported as bad input
+        raise ValueError(f"format is not {JOURNAL_FORMAT}")
     operations = document.get("operations")
     if not isinstance(operations, list):
-        raise ValueError('"operations" must be a list')
+        raise TypeError('"operations" must be a list')
     staged: list[tuple[Path, Path | None]] = []
     for operation in operations:
         if not isinstance(operation, dict) or set(operation) != {"target", "staged"}:
