@@ -160,7 +160,7 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
         # A control character or a byte PyYAML refuses: located by the line it is on.
         character_line = text.count("\n", 0, error.position) + 1
         raise BackendYamlError(
-            f"invalid YAML: character {error.character!r} is not allowed",
+            f"invalid YAML: the character U+{ord(error.character) if isinstance(error.character, str) else int(error.character):04X} is not allowed",
             location=SourceLocation(display_path, character_line),
         ) from None
     except RecursionError:

@@ -38,7 +38,10 @@ def check_confined(path: Path, layout: Layout, what: str) -> None:
         raise OutputError(
             f"{what} lies outside the output and kernel directories (a `..`, an absolute path "
             "or a symlink leading out); refusing to touch it",
-            location=SourceLocation(display_path(path, layout.root)),
+            # Named as the tree names it, not where its symlink leads.
+            location=SourceLocation(
+                Path(os.path.relpath(os.path.abspath(path), os.path.abspath(layout.root))).as_posix()
+            ),
             hint="remove the symlink, or choose --out/--kernels directories that contain it",
         )
 
@@ -68,7 +71,7 @@ def check_output_directories(layout: Layout) -> None:
     torch_dir = find_installed_torch().package_dir.resolve()
     for directory, option in ((layout.out_dir, "--out"), (layout.kernels_dir, "--kernels")):
         resolved = directory.resolve()
-        shown = display_path(directory, layout.root)
+        shown = _as_given(directory)
         if resolved.parent == resolved:
             raise ProjectConfigError(
                 f"{option} is the filesystem root", location=SourceLocation(shown),
@@ -83,10 +86,20 @@ def check_output_directories(layout: Layout) -> None:
         for ancestor in _existing_ancestors(resolved):
             if not ancestor.is_dir():
                 raise ProjectConfigError(
-                    f"{option} cannot be created: {display_path(ancestor, Path.cwd())} is a "
+                    f"{option} cannot be created: {_as_given(ancestor)} is a "
                     "file, not a directory",
                     location=SourceLocation(shown),
                 )
+
+
+def _as_given(directory: Path) -> str:
+    """An option's directory as the user knows it: relative to the working directory when
+    inside it, else absolute."""
+    absolute = Path(os.path.abspath(directory))
+    try:
+        return absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
 
 
 def _existing_ancestors(path: Path) -> Iterable[Path]:
