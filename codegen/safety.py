@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .emit.common import Layout
 from .errors import OutputError, ProjectConfigError, SourceLocation
-from .inputs import display_path, find_installed_torch
+from .inputs import find_installed_torch
 from .manifest import Manifest
 
 
