@@ -4,8 +4,8 @@
   a file that needs no change never blocks a run, and one that does keeps those bytes.
 - A UTF-8 byte order mark and CRLF line endings are taken off before merging and put back after,
   so a merge changes only what it must.
-- Every kernel the YAML asks of a file is in it afterwards: one missing from the file (its
-  definition line is nowhere in it, e.g. a file that was orphaned and now gets its ops back) is
+- Every kernel the YAML asks of a file is in it afterwards: one missing from the file (no
+  definition of it, e.g. a file that was orphaned and now gets its ops back) is
   appended as a fresh stub, so the gap shows up as a change (and `--check` fails) instead of as a
   link error.
 """
@@ -76,11 +76,20 @@ def update_preserving_form(
     return replace(result, content=content)
 
 
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
 def missing_kernels(text: str, kernel: KernelFile) -> list[str]:
-    """Ops of `kernel` whose definition line does not open any line of `text`."""
-    lines = text.splitlines()
+    """Ops of `kernel` whose definition is not in `text`. A definition is recognised by its
+    return type and name followed by `(`, whitespace ignored, so a file the user reformatted
+    (clang-format) or whose parameters they renamed still counts as having the kernel; a mere
+    call has no return type in front of the name."""
+    squeezed = _squeezed(text)
     return sorted(
-        op for op, head in kernel.heads.items() if not any(line.startswith(head) for line in lines)
+        op
+        for op, head in kernel.heads.items()
+        if _squeezed(head.partition("(")[0]) + "(" not in squeezed
     )
 
 
