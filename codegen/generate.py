@@ -17,14 +17,14 @@ from .emit.fallback import emit_fallback
 from .emit.manifest import build_manifest, emit_manifest
 from .emit.registration import emit_autograd_registration, emit_registration_shards
 from .emit.stubs import KernelFile, emit_stubs
-from .errors import MergeConflictError, SourceLocation, StaleOutputError
+from .errors import MergeConflictError, OutputError, SourceLocation, StaleOutputError
 from .backend_yaml import default_backend_config
 from .inputs import display_path, find_installed_torch, load_backend_config, load_declarations
-from .manifest import Manifest, parse_manifest
+from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .merge import MergeOutcome, MergeResult, update_kernel_file
 from .selection import Selection, select
 from .torch_support import torch_support
-from .writer import Action, Change, Plan, check_unique_paths, plan_generated_files, read_text_if_exists
+from .writer import Action, Change, Plan, check_unique_paths, plan_generated_files
 from . import kernel_text, safety, transaction
 
 
@@ -79,12 +79,27 @@ def read_manifest(layout: Layout) -> Manifest | None:
     if not path.exists() and not path.is_symlink():
         return None
     safety.check_confined(path, layout, "the manifest")
-    text = read_text_if_exists(path)
-    if text is None:
-        return None
-    manifest = parse_manifest(text, shown)
+    manifest = parse_manifest(read_manifest_text(path, shown), shown)
     safety.check_manifest_paths(manifest, layout, shown)
     return manifest
+
+
+def read_manifest_text(path: Path, shown: str) -> str:
+    """The manifest's text, read with a bound (an endless file is not a manifest)."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as error:
+        raise OutputError(f"cannot read the manifest: {error.strerror or error}", location=SourceLocation(shown)) from None
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise OutputError("the manifest is not valid: it is far too large", location=SourceLocation(shown))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise OutputError(
+            "the manifest is not valid: it is not UTF-8 text",
+            location=SourceLocation(shown, data.count(b"\n", 0, error.start) + 1),
+        ) from None
 
 
 def generated_files(context: EmitContext) -> list[OutputFile]:

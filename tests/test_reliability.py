@@ -173,6 +173,10 @@ CORPUS = [
      "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry 'sources.cmake' must be a sha256 digest"),
     ("manifest-not-json", GENERATED, lambda root: (root / MANIFEST).write_text("{\n  nope\n"), [],
      "error: generated/scaffold_manifest.json:2: the manifest is not valid: invalid JSON"),
+    ("manifest-not-utf8", GENERATED, lambda root: (root / MANIFEST).write_bytes((root / MANIFEST).read_bytes().replace(b'"files"', b'"fi\xffles"')), [],
+     "error: generated/scaffold_manifest.json:…: the manifest is not valid: it is not UTF-8 text"),
+    ("manifest-symlink-to-endless", GENERATED, lambda root: ((root / MANIFEST).unlink(), (root / MANIFEST).symlink_to("/dev/zero")), [],
+     "error: generated/scaffold_manifest.json: the manifest lies outside the output and kernel directories"),
     ("journal-outside", GENERATED, crafted_journal, [],
      "error: ../victim/victim.txt: a file named by the transaction journal lies outside the output and kernel directories"),
     # 4. Tracebacks turned into one located line.
