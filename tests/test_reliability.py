@@ -384,3 +384,23 @@ def test_a_second_run_cannot_take_the_lock(tmp_path: Path) -> None:
                 pass
     with output_lock(layout, wait_seconds=0.2):
         pass
+
+
+def test_a_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:
+    """A real write failure in the middle of staging (a file name the filesystem refuses): what
+    was staged before it is removed, directories made for it too, and no file changes."""
+    from scaffold_backend.transaction import commit
+    from scaffold_backend.writer import Action, Change, Plan
+
+    root = workspace(tmp_path, None)
+    layout = Layout(root=root, out_dir=root / "generated", kernels_dir=root / "kernels")
+    before = snapshot(tmp_path)
+    plan = Plan((
+        Change(root / "generated" / "first.h", Action.CREATE, "first\n"),
+        Change(root / "generated" / "native" / "second.h", Action.CREATE, "second\n"),
+        Change(root / "generated" / ("x" * 300 + ".h"), Action.CREATE, "too long a name\n"),
+    ))
+    with pytest.raises(OutputError, match="cannot write: .*nothing was changed"):
+        commit(plan, layout)
+    assert snapshot(tmp_path) == before
+    assert not (root / "generated").exists()
