@@ -39,6 +39,10 @@ OWN_KEYS = ("device", "fallback", "shards")
 VALID_KEYS = TORCHGEN_KEYS + OWN_KEYS
 LAZY_TENSOR_KEYS = ("full_codegen", "non_native", "ir_gen")
 FALLBACK_KEYS = ("default", "mode", "warn_once", "never", "explicit")
+# Dispatch keys that exist for backends living outside PyTorch: the PrivateUse keys, and the keys
+# PyTorch reserves for out-of-tree projects that torchgen's gen_backend_stubs serves (torch_xla,
+# Habana, ...).
+OUT_OF_TREE_KEYS = ("PrivateUse1", "PrivateUse2", "PrivateUse3", "XLA", "Lazy", "HPU", "MAIA", "IPU", "VE")
 DEFAULT_SHARDS = 4
 MAX_SHARDS = 256
 
@@ -109,9 +113,13 @@ class _Reader:
         return bool(yaml.constructor.SafeConstructor.bool_values[node.value.lower()])
 
     def integer(self, node: yaml.Node, what: str) -> int:
-        if not isinstance(node, yaml.ScalarNode) or node.tag != _INT_TAG:
-            raise self.error(node, f"{what} must be an integer")
-        return int(node.value)
+        text = node.value if isinstance(node, yaml.ScalarNode) else ""
+        # YAML 1.1 also reads 0x10, 0o17, 1_000 and 1:30 (sexagesimal) as integers; a count is
+        # written in decimal, and anything else is more likely a typo than a wish.
+        digits = text[1:] if text[:1] in "+-" else text
+        if node.tag != _INT_TAG or not digits.isdecimal() or not digits.isascii() or len(digits) > 9:
+            raise self.error(node, f"{what} must be a decimal integer")
+        return int(text)
 
     def sequence(self, node: yaml.Node, what: str, item: Callable[[yaml.Node], T]) -> tuple[T, ...]:
         """A list; an empty value (`supported:`) is an empty list, as in torchgen."""
@@ -149,6 +157,19 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
     reader = _Reader(display_path)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.reader.ReaderError as error:
+        # A control character or a byte PyYAML refuses: located by the line it is on.
+        character_line = text.count("\n", 0, error.position) + 1
+        character = error.character
+        code = ord(character) if isinstance(character, str) else int(character)
+        raise BackendYamlError(
+            f"invalid YAML: the character U+{code:04X} is not allowed",
+            location=SourceLocation(display_path, character_line),
+        ) from None
+    except RecursionError:
+        raise BackendYamlError(
+            "invalid YAML: nested too deeply", location=SourceLocation(display_path)
+        ) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         # An error at the end of the stream is reported on the last line, not one past it.
@@ -156,6 +177,10 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
         raise BackendYamlError(
             f"invalid YAML: {error.problem or error.context}",
             location=SourceLocation(display_path, line),
+        ) from None
+    except yaml.YAMLError as error:
+        raise BackendYamlError(
+            f"invalid YAML: {error}".splitlines()[0], location=SourceLocation(display_path)
         ) from None
     if root is None:
         raise BackendYamlError(
@@ -182,6 +207,15 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
             f"'backend' must be a PyTorch dispatch key, got '{backend}'",
             hint="out-of-tree backends use PrivateUse1",
         ) from None
+    if backend not in OUT_OF_TREE_KEYS:
+        # A catch-all fallback and registrations on CPU, CUDA, Undefined or an Autocast key
+        # would take over a backend PyTorch itself implements.
+        raise reader.error(
+            backend_node,
+            f"'backend' {backend} is a dispatch key PyTorch implements itself; a backend "
+            "registered to it would replace PyTorch's own kernels",
+            hint=f"out-of-tree backends use PrivateUse1 (allowed: {', '.join(OUT_OF_TREE_KEYS)})",
+        )
 
     namespace_node = required("cpp_namespace")[1]
     cpp_namespace = reader.string(namespace_node, "'cpp_namespace'")
@@ -206,6 +240,7 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
         device_node = entries["device"][1]
         device = reader.string(device_node, "'device'")
         _checked(reader, device_node, lambda loc: ident.check_device_name(device, loc))
+        _checked(reader, device_node, lambda loc: ident.check_device_name_against_torch(device, loc))
 
     def op_list(key: str) -> tuple[OpEntry, ...]:
         if key not in entries:

@@ -65,8 +65,18 @@ def cli(debug: bool) -> None:
     """
 
 
-FilePath = click.Path(path_type=Path, dir_okay=False)
-DirectoryPath = click.Path(path_type=Path, file_okay=False)
+class _NonEmptyPath(click.Path):
+    """A path option that refuses the empty string (click would read it as `.`: `--out ""`
+    would write into the working directory)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path is not a path", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+FilePath = _NonEmptyPath(path_type=Path, dir_okay=False)
+DirectoryPath = _NonEmptyPath(path_type=Path, file_okay=False)
 yaml_option = click.option(
     "--yaml", type=FilePath, default=None, help="Backend YAML (default: [tool.scaffold-backend] yaml)."
 )
@@ -150,11 +160,11 @@ def generate(
         _echo(*up_to_date_report(current, options.root))
         return
 
-    from .generate import prepare, require_current, require_no_conflicts, run
+    from .generate import plan_only, require_current, require_no_conflicts, run
     from .report import generate_report
 
     planned = check_only or dry_run
-    result = prepare(options, check=check_only) if planned else run(options)
+    result = plan_only(options, check=check_only) if planned else run(options)
     _echo(*generate_report(result, options.root, planned=planned))
     if check_only:
         require_current(result)
@@ -249,7 +259,20 @@ def init(
 
 
 def main() -> None:
-    cli(prog_name="scaffold-backend")
+    """The console script: click's usage errors become one line like every other error."""
+    try:
+        code = cli.main(prog_name="scaffold-backend", standalone_mode=False)
+    except click.UsageError as error:
+        command = error.ctx.command_path if error.ctx is not None else "scaffold-backend"
+        click.echo(f"error: {command}: {error.format_message()}", err=True)
+        sys.exit(error.exit_code)
+    except click.ClickException as error:
+        click.echo(f"error: {error.format_message()}", err=True)
+        sys.exit(error.exit_code)
+    except click.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

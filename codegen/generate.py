@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import kernel_text, safety, transaction
 from .backend_yaml import default_backend_config
 from .emit.cmake import emit_sources_cmake
 from .emit.common import MANIFEST_NAME, Layout, OutputFile
@@ -18,23 +19,14 @@ from .emit.fallback import emit_fallback
 from .emit.manifest import build_manifest, emit_manifest
 from .emit.registration import emit_autograd_registration, emit_registration_shards
 from .emit.stubs import KernelFile, emit_stubs
-from .errors import MergeConflictError, StaleOutputError
+from .errors import MergeConflictError, OutputError, SourceLocation, StaleOutputError
 from .inputs import display_path, find_installed_torch, load_backend_config, load_declarations
-from .manifest import Manifest, parse_manifest
+from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .merge import MergeOutcome, MergeResult, update_kernel_file
 from .options import GenerateOptions
 from .selection import Selection, select
 from .torch_support import torch_support
-from .writer import (
-    Action,
-    Change,
-    Plan,
-    apply,
-    check_unique_paths,
-    hand_edited,
-    plan_generated_files,
-    read_text_if_exists,
-)
+from .writer import Action, Change, Plan, check_unique_paths, hand_edited, plan_generated_files
 
 
 @dataclass(frozen=True)
@@ -74,11 +66,36 @@ def load_selection(yaml_path: Path | None, declarations_path: Path | None, root:
 
 
 def read_manifest(layout: Layout) -> Manifest | None:
+    """The last run's manifest, validated as an input: its shape, and every path it names
+    confined to the output and kernel directories."""
     path = layout.in_out(MANIFEST_NAME)
-    text = read_text_if_exists(path)
-    if text is None:
+    shown = display_path(path, layout.root)
+    if not path.exists() and not path.is_symlink():
         return None
-    return parse_manifest(text, display_path(path, layout.root))
+    safety.check_confined(path, layout, "the manifest")
+    manifest = parse_manifest(read_manifest_text(path, shown), shown)
+    safety.check_manifest_paths(manifest, layout, shown)
+    return manifest
+
+
+def read_manifest_text(path: Path, shown: str) -> str:
+    """The manifest's text, read with a bound (an endless file is not a manifest)."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as error:
+        raise OutputError(
+            f"cannot read the manifest: {error.strerror or error}", location=SourceLocation(shown)
+        ) from None
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise OutputError("the manifest is not valid: it is far too large", location=SourceLocation(shown))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise OutputError(
+            "the manifest is not valid: it is not UTF-8 text",
+            location=SourceLocation(shown, data.count(b"\n", 0, error.start) + 1),
+        ) from None
 
 
 def generated_files(context: EmitContext) -> list[OutputFile]:
@@ -90,12 +107,17 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
     ]
 
 
+def layout_of(options: GenerateOptions) -> Layout:
+    return Layout(root=options.root, out_dir=options.out_dir, kernels_dir=options.kernels_dir)
+
+
 def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
     """Compute every change `generate` would make, writing nothing. With `check` (the CI gate),
     a generated file edited by hand is drift to report, not a reason to stop."""
     torch_support().check(find_installed_torch().version)
     selection = load_selection(options.yaml_path, options.declarations_path, options.root)
-    layout = Layout(root=options.root, out_dir=options.out_dir, kernels_dir=options.kernels_dir)
+    layout = layout_of(options)
+    safety.check_output_directories(layout)
     context = build_context(selection, layout)
     previous = read_manifest(layout)
 
@@ -109,6 +131,8 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
         if kept and upgraded:
             kept_names[kernel.output.path] = kept
     check_unique_paths([*generated, *(kernel.output for kernel in kernel_files)])
+    for output in (*generated, *(kernel.output for kernel in kernel_files)):
+        safety.check_confined(output.path, layout, "an output file")
 
     kernel_changes, merges = _plan_kernel_files(kernel_files, previous, layout)
     orphaned = _orphaned_kernel_files(kernel_files, previous, layout)
@@ -152,12 +176,14 @@ def _plan_kernel_files(
     merges = {}
     for kernel in kernel_files:
         path = kernel.output.path
-        current = read_text_if_exists(path)
+        current = kernel_text.read_kernel_file(path, layout.root)
         if current is None:
             changes.append(Change(path, Action.CREATE, kernel.output.content))
             continue
         record = previous.kernel_files.get(layout.from_out(path)) if previous else None
-        result = update_kernel_file(current, record, kernel)
+        result = kernel_text.update_preserving_form(
+            current, record, kernel, update_kernel_file, display_path(path, layout.root)
+        )
         if result.outcome is not MergeOutcome.UNCHANGED or result.removed_ops:
             merges[path] = result
         if result.content != current:
@@ -186,11 +212,36 @@ def _orphaned_kernel_files(
 
 
 def run(options: GenerateOptions) -> GenerateResult:
-    """Generate and write. Merge conflicts are written (with markers) like any other change;
-    callers then fail with `require_no_conflicts`."""
-    result = prepare(options)
-    apply(result.plan)
+    """Generate and write, as one transaction under the output directory's lock: a transaction
+    an interrupted run left is completed first, its temporary files removed. Merge conflicts are
+    written (with markers) like any other change; callers then fail with
+    `require_no_conflicts`."""
+    layout = layout_of(options)
+    with transaction.output_lock(layout):
+        transaction.recover(layout)
+        result = prepare(options)
+        previous = read_manifest(layout)
+        known = [change.path for change in result.plan.changes]
+        known += [kernel.output.path for kernel in result.kernel_files]
+        if previous is not None:
+            known += [layout.out_dir / relative for relative in (*previous.files, *previous.kernel_files)]
+        transaction.remove_stale_temporaries(known, layout)
+        transaction.commit(result.plan, layout)
     return result
+
+
+def plan_only(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
+    """What `run` would do, writing nothing (--check, --dry-run); under the lock, so it never
+    sees a tree another run is halfway through. `check`: see `prepare`."""
+    layout = layout_of(options)
+    with transaction.output_lock(layout):
+        if transaction.has_interrupted_transaction(layout):
+            raise StaleOutputError(
+                "an interrupted `scaffold-backend generate` left its write unfinished",
+                location=SourceLocation(display_path(transaction.journal_path(layout), layout.root)),
+                hint="run `scaffold-backend generate`: it completes the write first",
+            )
+        return prepare(options, check=check)
 
 
 def require_no_conflicts(result: GenerateResult) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import keyword
+from pathlib import Path
 
 from torchgen.model import OperatorName
 
@@ -207,6 +208,25 @@ def check_device_name(name: str, location: SourceLocation) -> None:
             location=location,
             hint="pick a short lowercase name such as 'foo' or 'my_npu'",
         )
+
+
+def check_device_name_against_torch(name: str, location: SourceLocation) -> None:
+    """`torch.NAME` is where a backend's device module goes: NAME must not be a module or
+    package torch already has (nn, fx, cuda, ...). Checked on the installed torch's files,
+    without importing it, so `generate` and `init` apply the same rule at no cost."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    for package in spec.submodule_search_locations:
+        directory = Path(package)
+        if (directory / name).is_dir() or (directory / f"{name}.py").is_file():
+            raise ScaffoldError(
+                f"device name '{name}' is already used by PyTorch (torch.{name} exists)",
+                location=location,
+                hint="pick a name PyTorch does not use, such as 'my_npu'",
+            )
 
 
 def header_problem(header: str) -> str | None:

@@ -147,6 +147,7 @@ def check_device_name(name: str) -> None:
     module), `Tensor.NAME()` / `Tensor.is_NAME` and `Module.NAME()` (the generated methods)."""
     location = SourceLocation("NAME")
     ident.check_device_name(name, location)
+    ident.check_device_name_against_torch(name, location)
     clash = _torch_attribute_clash(name)
     if clash is not None:
         raise ProjectConfigError(

@@ -18,15 +18,32 @@ from .paths import display_path
 
 __all__ = ["INSTALLED_HEADER", "InstalledTorch", "display_path", "find_installed_torch"]
 
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+"""No real input comes near this (torch's RegistrationDeclarations.h is ~1.5 MB); the bound
+keeps an endless file such as /dev/zero from being read forever."""
+
+
 def _read_text(path: Path, what: str, shown: str, error: type[ScaffoldError]) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_INPUT_BYTES + 1)
+        if len(data) > MAX_INPUT_BYTES:
+            raise error(
+                f"{what} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; not a real input",
+                location=SourceLocation(shown),
+            )
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as problem:
+            line = data.count(b"\n", 0, problem.start) + 1
+            raise error(
+                f"{what} is not UTF-8 text (byte 0x{data[problem.start]:02x})",
+                location=SourceLocation(shown, line),
+            ) from None
     except FileNotFoundError:
         raise error(f"{what} not found", location=SourceLocation(shown)) from None
     except IsADirectoryError:
         raise error(f"{what} is a directory, not a file", location=SourceLocation(shown)) from None
-    except UnicodeDecodeError:
-        raise error(f"{what} is not UTF-8 text", location=SourceLocation(shown)) from None
     except OSError as problem:
         raise error(f"cannot read {what}: {problem.strerror}", location=SourceLocation(shown)) from None
 

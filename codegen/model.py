@@ -53,6 +53,12 @@ class Declaration:
         schema, error = _parse_schema(self.schema_text)
         if schema is not None and schema.name != self.name:
             return None, f"the schema names '{schema.name}', the entry '{self.name}'"
+        if schema is not None:
+            # Two arguments of one name would become two C++ parameters of one name.
+            names = [argument.name for argument in schema.arguments.flat_all]
+            duplicates = sorted({name for name in names if names.count(name) > 1})
+            if duplicates:
+                return None, f"the argument name '{duplicates[0]}' appears twice"
         return schema, error
 
     @property
@@ -152,7 +158,7 @@ def parse_declaration_line(line: str, location: SourceLocation) -> Declaration:
     flags = {}
     for key in ("dispatch", "default"):
         value = metadata[key]
-        if value not in _FLAG_VALUES:
+        if not isinstance(value, str) or value not in _FLAG_VALUES:
             raise DeclarationsError(
                 f'malformed declaration metadata: "{key}" must be "True" or "False", got {json.dumps(value)}',
                 location=location,
@@ -213,7 +219,8 @@ def parse_declarations(
 ) -> DeclarationsFile:
     declarations: list[Declaration] = []
     by_name: dict[str, Declaration] = {}
-    for line_number, line in enumerate(text.splitlines(), start=1):
+    # A byte order mark is an encoding detail, not part of the first entry.
+    for line_number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
         if _is_skipped_line(line.strip()):
             continue
         location = SourceLocation(display_path, line_number)

@@ -28,7 +28,7 @@ from . import __version__
 from .conflicts import has_conflict_markers
 from .errors import ScaffoldError
 from .installed_torch import find_installed_torch
-from .manifest import MANIFEST_NAME, Manifest, parse_manifest
+from .manifest import JOURNAL_NAME, MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .options import GenerateOptions
 from .paths import display_path
 from .resources import is_source_checkout, package_dir, templates_dir
@@ -109,7 +109,11 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
     """UpToDate when a full run would change nothing and say nothing new; None when only a full
     run can tell."""
     manifest_path = options.out_dir / MANIFEST_NAME
+    if (options.out_dir / JOURNAL_NAME).exists() or manifest_path.is_symlink():
+        return None  # an unfinished write, or a manifest to be validated: the full run says
     try:
+        if not manifest_path.is_file() or manifest_path.stat().st_size > MAX_MANIFEST_BYTES:
+            return None
         manifest_bytes = manifest_path.read_bytes()
         manifest = parse_manifest(manifest_bytes.decode("utf-8"), MANIFEST_NAME)
     except (OSError, UnicodeDecodeError, ScaffoldError):
@@ -118,6 +122,8 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
         return None
     if not _inputs_unchanged(manifest, options):
         return None
+    if not _confined(manifest, options):
+        return None  # the full run refuses it with its reason
     for relative, digest in manifest.files.items():
         if relative == MANIFEST_NAME:
             continue
@@ -138,6 +144,19 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
         return None
     kernels = sum(len(record.heads) for record in manifest.kernel_files.values())
     return UpToDate(kernels=kernels, orphaned=orphaned)
+
+
+def _confined(manifest: Manifest, options: GenerateOptions) -> bool:
+    """Every path the manifest names lands, symlinks followed, inside the output or the kernels
+    directory: a crafted manifest must not make even this check read a file elsewhere."""
+    directories = (options.out_dir.resolve(), options.kernels_dir.resolve())
+    for relative in (*manifest.files, *manifest.kernel_files, *manifest.orphaned_kernel_files):
+        if Path(relative).is_absolute():
+            return False
+        resolved = (options.out_dir / relative).resolve()
+        if not any(resolved.is_relative_to(directory) for directory in directories):
+            return False
+    return True
 
 
 def _inputs_unchanged(manifest: Manifest, options: GenerateOptions) -> bool:

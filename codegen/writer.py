@@ -59,6 +59,10 @@ def read_text_if_exists(path: Path) -> str | None:
         raise OutputError(
             "cannot be replaced: it is not a text file", location=SourceLocation(str(path))
         ) from None
+    except OSError as error:  # e.g. a path below a regular file
+        raise OutputError(
+            f"cannot be read: {error.strerror or error}", location=SourceLocation(str(path))
+        ) from None
 
 
 def check_unique_paths(outputs: Iterable[OutputFile]) -> None:
@@ -96,7 +100,7 @@ def plan_generated_files(
             changes.append(Change(output.path, Action.CREATE, output.content))
             continue
         if not force:
-            _refuse_to_clobber(output.path, current, recorded.get(relative), root)
+            _refuse_to_clobber(output.path, current, recorded.get(relative), root, previous is not None)
         changes.append(Change(output.path, Action.UPDATE, output.content))
     for relative, digest in sorted(recorded.items()):
         if relative in produced:
@@ -129,14 +133,18 @@ def hand_edited(changes: Iterable[Change], previous: Manifest | None, layout: La
             continue
         digest = recorded.get(layout.from_out(change.path))
         if digest is None:
-            if GENERATED_MARKER not in "\n".join(current.split("\n", 3)[:3]):
+            # Not written by scaffold-backend, or (no manifest at all) nothing tells a stale
+            # generated file from an edited one: either way the bytes may be the user's.
+            if previous is None or GENERATED_MARKER not in "\n".join(current.split("\n", 3)[:3]):
                 edited.append(change.path)
         elif sha256_text(current) != digest:
             edited.append(change.path)
     return edited
 
 
-def _refuse_to_clobber(path: Path, current: str, recorded_digest: str | None, root: Path) -> None:
+def _refuse_to_clobber(
+    path: Path, current: str, recorded_digest: str | None, root: Path, has_manifest: bool
+) -> None:
     """Overwrite a generated file only if it is still exactly what scaffold-backend wrote."""
     location = SourceLocation(display_path(path, root))
     if recorded_digest is None:
@@ -146,6 +154,17 @@ def _refuse_to_clobber(path: Path, current: str, recorded_digest: str | None, ro
                 location=location,
                 hint="choose another --out directory, or pass --force to replace it",
             )
+        if has_manifest:
+            return
+        # No manifest records this file, so nothing tells a stale generated file from one edited
+        # by hand: its bytes differ from what would be written, so they are the user's.
+        raise OutputError(
+            "differs from what would be generated and no manifest records it, so it may hold "
+            "edits; refusing to overwrite it",
+            location=location,
+            hint="restore the manifest (scaffold_manifest.json) from version control, or pass "
+            "--force to regenerate it",
+        )
     elif sha256_text(current) != recorded_digest:
         raise OutputError(
             "this generated file was edited by hand since the last generation; refusing to "

@@ -138,7 +138,7 @@ def test_removed_op_in_the_yaml_names_its_likely_replacement(tmp_path: Path) -> 
          "RegistrationDeclarations.h (looked for include/ATen/RegistrationDeclarations.h, "
          "torch/include/ATen/RegistrationDeclarations.h, ATen/RegistrationDeclarations.h, RegistrationDeclarations.h)"),
         (lambda d: (d / "blob.bin").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe"), "blob.bin",
-         "error: blob.bin: OLD is not a readable RegistrationDeclarations.h: declarations file is not UTF-8 text"),
+         "error: blob.bin:1: OLD is not a readable RegistrationDeclarations.h: declarations file is not UTF-8 text (byte 0x89)"),
         (lambda d: (d / "notes.h").write_text("// just a comment\n"), "notes.h",
          "error: notes.h: OLD is not a readable RegistrationDeclarations.h: no operator declarations found: is this a RegistrationDeclarations.h?"),
     ],
