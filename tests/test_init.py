@@ -137,11 +137,14 @@ def test_new_project_shape(tmp_path: Path) -> None:
     project = tmp_path / "bar"
     files = tree(project)
     # The runtime is copied verbatim from this repository: one source of truth.
-    for name, content in tree(REPO / "runtime" / "csrc").items():
-        if name.endswith((".h", ".cpp")):
-            assert files[f"csrc/{name}"] == content
+    for directory in ("csrc", "driver"):  # the PyTorch side and the driver seam under it
+        for name, content in tree(REPO / "runtime" / directory).items():
+            if name.endswith((".h", ".cpp")):
+                assert files[f"{directory}/{name}"] == content
+    assert "driver/scaffold_driver.h" in files
     assert files["CMakeLists.txt"] == (REPO / "runtime" / "CMakeLists.txt").read_bytes()
-    assert files["python/torch_bar/_device.py"] == (REPO / "runtime" / "python" / "torch_foo" / "_device.py").read_bytes()
+    for module in ("_device.py", "_streams.py"):
+        assert files[f"python/torch_bar/{module}"] == (REPO / "runtime" / "python" / "torch_foo" / module).read_bytes()
     # The backend YAML: core ops plus --ops (view is a core op already), device and namespace.
     config = yaml.safe_load(files["yaml/bar.yaml"])
     assert config["device"] == "bar" and config["cpp_namespace"] == "bar"
