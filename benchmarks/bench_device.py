@@ -14,11 +14,16 @@ transient slow spell of the machine -- a shared 2-core VM shows them -- skews ne
                (arguments copied to the host, result copied back). Compared with maximum on foo
                (native) and with minimum on the CPU.
 * allocation:  torch.empty(256) (1 KiB float32) on foo (caching device allocator) vs the CPU.
+* launch path: dst.copy_(pinned, non_blocking=True) on a side stream -- the asynchronous path:
+               enqueue on the driver stream's worker thread, the host does not wait (the queue is
+               drained once per sample) -- vs the same copy between two CPU tensors.
 
-for small (16 elements) and large (4M elements) float32 tensors, with device memory protection on
-(default) and off (SCAFFOLD_PROTECT_MEMORY=0); each configuration runs in its own subprocess since
-the variable is read once at startup. Goals: every native small op within 1.5x of CPU, native large
-ops within 1.1x, allocation within 2x. Always exits 0.
+for small (16 elements) and large (4M elements) float32 tensors, in three configurations, each in
+its own subprocess since the variables are read once at startup: streams asynchronous with device
+memory protection on (the default), protection off (SCAFFOLD_PROTECT_MEMORY=0), and every stream
+synchronous (SCAFFOLD_LAUNCH_BLOCKING=1). Goals: every native small op within 1.5x of CPU, native
+large ops within 1.1x, allocation within 2x, the asynchronous launch of a 16-element copy within 2x
+and a 4M-element one within 1.05x. Always exits 0.
 
     python benchmarks/bench_device.py           # table on stdout, progress on stderr
     python benchmarks/bench_device.py --json    # the raw figures
@@ -42,7 +47,18 @@ torch: Any = None  # the worker imports it
 
 SMALL, LARGE = 16, 4 * 1024 * 1024
 ROUNDS = 3
-GOALS = {"small": 1.5, "large": 1.1, "alloc": 2.0}
+GOALS = {"small": 1.5, "large": 1.1, "alloc": 2.0, "launch/small": 2.0, "launch/large": 1.05}
+# mode -> environment of its worker
+MODES = {
+    "on": {"SCAFFOLD_PROTECT_MEMORY": "1", "SCAFFOLD_LAUNCH_BLOCKING": "0"},
+    "off": {"SCAFFOLD_PROTECT_MEMORY": "0", "SCAFFOLD_LAUNCH_BLOCKING": "0"},
+    "blocking": {"SCAFFOLD_PROTECT_MEMORY": "1", "SCAFFOLD_LAUNCH_BLOCKING": "1"},
+}
+MODE_TITLES = {
+    "on": "asynchronous streams, memory protection on",
+    "off": "asynchronous streams, memory protection off",
+    "blocking": "SCAFFOLD_LAUNCH_BLOCKING=1 (every stream synchronous), memory protection on",
+}
 
 # name -> (what the table calls it, the call on tensors t: a, b (randn), mask (bool), index, buffer
 # (a tensor the in-place op may change), the native foo op(s) it must run on).
@@ -106,6 +122,26 @@ def worker() -> dict[str, float]:
                 us = 1e6 * _median_seconds(fn, batch=batch, samples=samples, warmup=warmup)
                 results[key] = min(us, results.get(key, math.inf))
                 print(f"  round {round_ + 1}: {key}: {us:.2f} us", file=sys.stderr)
+    side = torch.foo.Stream()
+    for label, n in (("small", SMALL), ("large", LARGE)):
+        batch, samples, warmup = (200, 60, 200) if label == "small" else (1, 40, 5)
+        pinned, host_dst, device_dst = torch.randn(n).pin_memory(), torch.empty(n), torch.empty(n, device="foo")
+
+        def enqueue(dst: Any = device_dst, src: Any = pinned) -> None:
+            with torch.foo.stream(side):
+                dst.copy_(src, non_blocking=True)
+
+        copies: dict[str, Callable[[], object]] = {
+            "cpu": lambda dst=host_dst, src=pinned: dst.copy_(src),
+            "foo": enqueue,
+        }
+        for round_ in range(ROUNDS):
+            for device, fn in copies.items():
+                key = f"launch/{device}/{label}"
+                us = 1e6 * _median_seconds(fn, batch=batch, samples=samples, warmup=warmup)
+                side.synchronize()
+                results[key] = min(us, results.get(key, math.inf))
+                print(f"  round {round_ + 1}: {key}: {us:.2f} us", file=sys.stderr)
     for round_ in range(ROUNDS):
         for device in ("cpu", "foo"):
             fn = lambda d=device: torch.empty(256, device=d)  # noqa: E731
@@ -119,9 +155,9 @@ def worker() -> dict[str, float]:
     return results
 
 
-def run_worker(protect: bool) -> dict[str, float]:
-    env = dict(os.environ, SCAFFOLD_PROTECT_MEMORY="1" if protect else "0")
-    print(f"measuring with memory protection {'on' if protect else 'off'} ...", file=sys.stderr)
+def run_worker(mode: str) -> dict[str, float]:
+    env = dict(os.environ, **MODES[mode])
+    print(f"measuring: {MODE_TITLES[mode]} ...", file=sys.stderr)
     proc = subprocess.run(
         [sys.executable, __file__, "--worker"], env=env, stdout=subprocess.PIPE, text=True, timeout=600
     )
@@ -137,7 +173,7 @@ def verdict(ratio: float, goal: float) -> str:
 def report(runs: dict[str, dict[str, float]]) -> None:
     header = f"{'measurement':<48}{'CPU us':>10}{'foo us':>10}{'foo/CPU':>9}  goal"
     for mode, r in runs.items():
-        print(f"\nmemory protection {mode}")
+        print(f"\n{MODE_TITLES[mode]}")
         print(header)
         print("-" * len(header))
         for label in ("small", "large"):
@@ -165,10 +201,20 @@ def report(runs: dict[str, dict[str, float]]) -> None:
         ratio = foo / cpu
         print(f"{'torch.empty(256) allocation':<48}{cpu:>10.3f}{foo:>10.3f}{ratio:>9.2f}  <= {GOALS['alloc']}: {verdict(ratio, GOALS['alloc'])}")
         print(f"{'  -> allocations per second':<48}{1e6 / cpu:>10.0f}{1e6 / foo:>10.0f}")
-    on, off = runs["on"], runs["off"]
+        for label in ("small", "large"):
+            size = f"{SMALL} el" if label == "small" else "4M el"
+            cpu, foo = r[f"launch/cpu/{label}"], r[f"launch/foo/{label}"]
+            goal = GOALS[f"launch/{label}"]
+            name = f"non_blocking copy from pinned, {size}"
+            print(f"{name:<48}{cpu:>10.2f}{foo:>10.2f}{foo / cpu:>9.2f}  <= {goal}: {verdict(foo / cpu, goal)}")
+    on, off, blocking = runs["on"], runs["off"], runs["blocking"]
     print("\ncost of memory protection (foo, on/off): " + ", ".join(
         f"{key.replace('/foo', '')} {on[key] / off[key]:.2f}x"
         for key in ("add/foo/small", "add/foo/large", "minimum/foo/small", "minimum/foo/large", "alloc/foo")
+    ))
+    print("cost of asynchronous streams (foo, async/blocking): " + ", ".join(
+        f"{key.replace('/foo', '')} {on[key] / blocking[key]:.2f}x"
+        for key in ("add/foo/small", "add/foo/large", "launch/foo/small", "launch/foo/large", "alloc/foo")
     ))
 
 
@@ -182,7 +228,7 @@ def main() -> int:
         return 0
     try:
         started = time.perf_counter()
-        runs = {"on": run_worker(True), "off": run_worker(False)}
+        runs = {mode: run_worker(mode) for mode in MODES}
         if args.json:
             print(json.dumps(runs, indent=2))
         else:

@@ -2,7 +2,8 @@
 tests before its author writes a line.
 
 The project has the shape of the reference backend in this repository. Its device runtime
-(csrc/, CMakeLists.txt, the Python side's _device.py and distributed.py) is copied verbatim from runtime/, and its
+(csrc/, driver/, CMakeLists.txt, and the Python side's _device.py, _streams.py and distributed.py) is copied
+verbatim from runtime/, and its
 small per-project files are rendered from templates/project/, so every project and the reference
 backend share one source of truth. The generator then runs on the new project, and the kernels of
 the core ops (factories, copies, views) forward to the runtime's implementations.
@@ -45,7 +46,10 @@ from .writer import write_atomically
 RUNTIME_PACKAGE = "torch_foo"
 _AUTOLOAD = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 _COPIED_FROM_RUNTIME = {"CMakeLists.txt": "CMakeLists.txt"}
+_RUNTIME_SOURCE_DIRECTORIES = ("csrc", "driver")
 _RUNTIME_SOURCE_SUFFIXES = (".h", ".cpp")
+# The device-name-agnostic Python side of the runtime.
+_COPIED_PYTHON_MODULES = ("_device.py", "_streams.py", "distributed.py")
 # cmake/: how the build finds torch, and the supported torch releases (torch-requirement.txt).
 _RUNTIME_BUILD_SUFFIXES = (".cmake", ".py", ".txt")
 
@@ -113,11 +117,14 @@ def render_package_files(names: ProjectNames, layout: ProjectLayout) -> dict[str
 
 
 def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
-    """The hand-written runtime, verbatim: C++ sources, CMakeLists.txt, the Python side."""
+    """The hand-written runtime, verbatim: C++ sources (PyTorch side and driver),
+    CMakeLists.txt, the Python side."""
     runtime = data_dir("runtime")
+    # driver/: the simulated device behind the driver API, the starting point of a port.
     files = {
-        f"csrc/{path.name}": path.read_text(encoding="utf-8")
-        for path in sorted((runtime / "csrc").iterdir())
+        f"{directory}/{path.name}": path.read_text(encoding="utf-8")
+        for directory in _RUNTIME_SOURCE_DIRECTORIES
+        for path in sorted((runtime / directory).iterdir())
         if path.suffix in _RUNTIME_SOURCE_SUFFIXES
     }
     files.update(
@@ -129,8 +136,7 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
     )
     for source, target in _COPIED_FROM_RUNTIME.items():
         files[target] = (runtime / source).read_text(encoding="utf-8")
-    # The device-name agnostic Python side: device wiring, and the c10d backend.
-    for module in ("_device.py", "distributed.py"):
+    for module in _COPIED_PYTHON_MODULES:
         files[f"python/{names.package}/{module}"] = (
             runtime / "python" / RUNTIME_PACKAGE / module
         ).read_text(encoding="utf-8")

@@ -138,11 +138,13 @@ def test_new_project_shape(tmp_path: Path) -> None:
     project = tmp_path / "bar"
     files = tree(project)
     # The runtime is copied verbatim from this repository: one source of truth.
-    for name, content in tree(REPO / "runtime" / "csrc").items():
-        if name.endswith((".h", ".cpp")):
-            assert files[f"csrc/{name}"] == content
+    for directory in ("csrc", "driver"):  # the PyTorch side and the driver seam under it
+        for name, content in tree(REPO / "runtime" / directory).items():
+            if name.endswith((".h", ".cpp")):
+                assert files[f"{directory}/{name}"] == content
+    assert "driver/scaffold_driver.h" in files
     assert files["CMakeLists.txt"] == (REPO / "runtime" / "CMakeLists.txt").read_bytes()
-    for module in ("_device.py", "distributed.py"):
+    for module in ("_device.py", "_streams.py", "distributed.py"):
         assert files[f"python/torch_bar/{module}"] == (REPO / "runtime" / "python" / "torch_foo" / module).read_bytes()
     assert b"distributed.register(DEVICE_NAME)" in files["python/torch_bar/__init__.py"]
     assert b"## Multi-process training (torch.distributed)" in files["README.md"]

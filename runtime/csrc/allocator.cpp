@@ -1,21 +1,14 @@
 #include "allocator.h"
 
-#include <pthread.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cinttypes>
 #include <cstdio>
-#include <cstring>
-#include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <c10/core/DeviceType.h>
@@ -24,6 +17,7 @@
 #include "device.h"
 #include "env.h"
 #include "status.h"
+#include "stream.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -48,126 +42,65 @@ std::string format_bytes(uint64_t bytes) {
   return buffer;
 }
 
-// ---- Process-wide configuration, read once ---------------------------------
-struct Config {
-  bool protect = true;
-  uint64_t default_capacity = 0;
-};
-
-const Config& config() {
-  static const Config cfg = [] {
-    Config c;
-    c.protect = env::get_flag("SCAFFOLD_PROTECT_MEMORY", true);
-    const uint64_t physical = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-        static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    c.default_capacity = env::get_bytes(
-        "SCAFFOLD_DEVICE_MEMORY_CAPACITY",
-        std::min<uint64_t>(physical, kDeviceAddressSpan));
-    TORCH_CHECK(
-        c.default_capacity <= kDeviceAddressSpan,
-        "SCAFFOLD_DEVICE_MEMORY_CAPACITY=",
-        c.default_capacity,
-        " exceeds the per-device maximum of ",
-        kDeviceAddressSpan,
-        " bytes");
-    return c;
-  }();
-  return cfg;
-}
-
-// ---- The two reserved address ranges ---------------------------------------
-// device_base + d * span + offset  <->  host_base + d * span + offset
-struct Region {
-  uintptr_t device_base = 0;
-  uintptr_t host_base = 0;
-  uint64_t size = 0; // device_count * kDeviceAddressSpan
-};
-
-// Constant-initialized, so translation never waits on a static guard.
-std::atomic<const Region*> g_region{nullptr};
-
-// PROT_NONE + MAP_NORESERVE: claims address space only, no memory, no
-// commit charge. Segments are later mapped over parts of it with MAP_FIXED.
-void* reserve_address_range(uint64_t size) {
-  return SCAFFOLD_CHECK_RESULT(
-      mmap(
-          nullptr,
-          size,
-          PROT_NONE,
-          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-          -1,
-          0),
-      MAP_FAILED);
-}
-
-// Puts a reserved-but-empty mapping back over [address, address + size),
-// dropping whatever segment was mapped there.
-void unreserve_in_place(uintptr_t address, uint64_t size) {
-  SCAFFOLD_CHECK_RESULT(
-      mmap(
-          reinterpret_cast<void*>(address),
-          size,
-          PROT_NONE,
-          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-          -1,
-          0),
-      MAP_FAILED);
-}
-
-// Set in a child forked after device memory existed (see in_bad_fork).
-std::atomic<bool> g_bad_fork{false};
-
-void mark_child_as_bad_fork() {
-  g_bad_fork.store(true, std::memory_order_relaxed);
-}
-
-const Region& region() {
-  const Region* existing = g_region.load(std::memory_order_acquire);
-  if (existing != nullptr) {
-    return *existing;
-  }
-  static std::once_flag once;
-  std::call_once(once, [] {
-    auto* r = new Region(); // leaked: device pointers may outlive statics
-    r->size = static_cast<uint64_t>(device_count()) * kDeviceAddressSpan;
-    TORCH_CHECK(r->size > 0, "no ", c10::get_privateuse1_backend(), " devices");
-    r->device_base = reinterpret_cast<uintptr_t>(reserve_address_range(r->size));
-    r->host_base = reinterpret_cast<uintptr_t>(reserve_address_range(r->size));
-    // Segments are MAP_SHARED: a forked child would write the parent's
-    // device memory and hand out blocks the parent also uses. Like CUDA,
-    // refuse device use in such children.
-    SCAFFOLD_CHECK_STATUS(pthread_atfork(nullptr, nullptr, &mark_child_as_bad_fork));
-    g_region.store(r, std::memory_order_release);
-  });
-  return *g_region.load(std::memory_order_acquire);
+// Default per-device capacity: SCAFFOLD_DEVICE_MEMORY_CAPACITY, else what
+// the driver says the device holds.
+uint64_t default_capacity(c10::DeviceIndex device) {
+  drvDeviceProperties props{};
+  SCAFFOLD_DRIVER_CHECK(drvGetDeviceProperties(&props, device));
+  const uint64_t total = std::min<uint64_t>(props.total_memory, kMaxDeviceCapacity);
+  const uint64_t capacity = env::get_bytes("SCAFFOLD_DEVICE_MEMORY_CAPACITY", total);
+  TORCH_CHECK(
+      capacity <= kMaxDeviceCapacity,
+      "SCAFFOLD_DEVICE_MEMORY_CAPACITY=",
+      capacity,
+      " exceeds the per-device maximum of ",
+      kMaxDeviceCapacity,
+      " bytes");
+  return capacity;
 }
 
 // ---- Blocks and segments ---------------------------------------------------
 struct Segment {
-  uint64_t offset; // within the device's slice of the region
+  uintptr_t base; // device address returned by drvMalloc
   size_t size;
   bool small;
+  drvStream_t stream; // the stream whose allocations reuse this segment
 };
 
-// A piece of a segment, either live (handed out) or free (in a pool).
+// A piece of a segment, either live (handed out), free (in a pool), or
+// pending (freed, waiting for work on other streams).
 // Neighbours in the same segment are linked so freeing can coalesce.
 struct Block {
-  uint64_t offset;
+  Block(uintptr_t address_, size_t size_, Segment* segment_)
+      : address(address_), size(size_), segment(segment_) {}
+
+  uintptr_t address;
   size_t size;
   Segment* segment;
   Block* prev = nullptr;
   Block* next = nullptr;
-  bool allocated = false;
+  bool allocated = false; // live or pending: not in a pool
+  std::unordered_set<drvStream_t> used_on; // other streams (record_stream)
 };
 
-// Free blocks ordered by (size, address): lower_bound is best fit, i.e. a
-// free list per size class with the classes kept in order.
-struct BySizeThenAddress {
+// Free blocks ordered by (stream, size, address): lower_bound is best fit
+// within the stream's blocks, i.e. a free list per stream and size class.
+struct ByStreamSizeAddress {
   bool operator()(const Block* a, const Block* b) const {
-    return a->size != b->size ? a->size < b->size : a->offset < b->offset;
+    if (a->segment->stream != b->segment->stream) {
+      return std::less<drvStream_t>()(a->segment->stream, b->segment->stream);
+    }
+    return a->size != b->size ? a->size < b->size : a->address < b->address;
   }
 };
-using FreePool = std::set<Block*, BySizeThenAddress>;
+using FreePool = std::set<Block*, ByStreamSizeAddress>;
+
+// A freed block and the events, one per other stream it was used on, that
+// must complete before it is reused.
+struct PendingFree {
+  Block* block;
+  std::vector<drvEvent_t> events;
+};
 
 void free_device_memory(void* device_ptr);
 
@@ -176,8 +109,6 @@ class DeviceHeap {
  public:
   void init(c10::DeviceIndex index) {
     index_ = index;
-    capacity_ = config().default_capacity;
-    unused_ranges_.emplace(0, kDeviceAddressSpan);
   }
 
   c10::DataPtr allocate(size_t nbytes) {
@@ -194,59 +125,161 @@ class DeviceHeap {
       // empty storages. Still carries the device.
       return c10::DataPtr(nullptr, nullptr, &free_device_memory, device);
     }
-    const Region& r = region();
+    drvStream_t stream = current_driver_stream(index_);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (nbytes > kDeviceAddressSpan) {
+    ensure_capacity_known();
+    if (nbytes > kMaxDeviceCapacity) {
       raise_oom(nbytes); // also guards round_up against overflow
     }
     const size_t size = round_up(nbytes, kBlockGranularity);
     const bool small = size <= kSmallRequest;
     FreePool& pool = small ? small_free_ : large_free_;
     ++stats_.alloc_requests;
+    process_pending_frees(/*wait=*/false);
 
-    Block* block = take_best_fit(pool, size);
+    Block* block = take_best_fit(pool, stream, size);
     if (block == nullptr) {
-      block = map_segment_for(nbytes, size, small);
+      block = map_segment_for(nbytes, size, small, stream);
     }
     split(block, size, pool);
     block->allocated = true;
-    live_.emplace(block->offset, block);
+    live_.emplace(block->address, block);
 
     stats_.allocated_bytes += block->size;
+    stats_.allocated_bytes_total += block->size;
     stats_.active_blocks += 1;
     stats_.peak_allocated_bytes =
         std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+    stats_.active_blocks_peak = std::max(stats_.active_blocks_peak, stats_.active_blocks);
     mark_device_initialized(index_);
 
-    void* ptr = reinterpret_cast<void*>(slice_base(r.device_base) + block->offset);
+    void* ptr = reinterpret_cast<void*>(block->address);
     // ctx == data keeps Allocator::raw_deleter()/raw_allocate usable.
     return c10::DataPtr(ptr, ptr, &free_device_memory, device);
   }
 
-  void free(uint64_t offset) {
+  void free(uintptr_t address) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = live_.find(offset);
+    auto it = live_.find(address);
     if (it == live_.end()) {
       // Called from deleters, which must not throw. This is a bug (double
       // free or a foreign pointer); say so loudly but keep the process up.
       std::fprintf(
           stderr,
-          "[%s runtime] warning: freeing unknown device pointer at offset "
-          "0x%" PRIx64 " on device %d (double free?)\n",
+          "[%s runtime] warning: freeing unknown device pointer 0x%" PRIxPTR
+          " on device %d (double free?)\n",
           c10::get_privateuse1_backend().c_str(),
-          offset,
+          address,
           static_cast<int>(index_));
       return;
     }
     Block* block = it->second;
     live_.erase(it);
-    block->allocated = false;
     stats_.allocated_bytes -= block->size;
+    stats_.freed_bytes_total += block->size;
     stats_.active_blocks -= 1;
+    if (!block->used_on.empty()) {
+      // Work already enqueued on those streams may still read or write the
+      // block: reuse waits for it.
+      PendingFree pending{block, {}};
+      for (drvStream_t stream : block->used_on) {
+        drvEvent_t event = nullptr;
+        if (drvEventCreate(&event, DRV_EVENT_DISABLE_TIMING) != drvSuccess ||
+            drvEventRecord(event, stream) != drvSuccess) {
+          // Cannot track it (a deleter must not throw): wait instead.
+          (void)drvStreamSynchronize(stream);
+          if (event != nullptr) {
+            (void)drvEventDestroy(event);
+          }
+          continue;
+        }
+        pending.events.push_back(event);
+      }
+      block->used_on.clear();
+      if (!pending.events.empty()) {
+        pending_.push_back(std::move(pending));
+        stats_.pending_free_blocks += 1;
+        return;
+      }
+    }
+    return_to_pool(block);
+  }
 
+  void record_stream(uintptr_t address, drvStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = live_.find(address);
+    TORCH_CHECK(
+        it != live_.end(),
+        "record_stream: the tensor's storage is not a live allocation of the ",
+        c10::get_privateuse1_backend(),
+        " allocator on ",
+        device_string(index_));
+    if (stream != it->second->segment->stream) {
+      it->second->used_on.insert(stream);
+    }
+  }
+
+  void empty_cache() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    process_pending_frees(/*wait=*/true);
+    release_cached_segments();
+  }
+
+  DeviceMemoryStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ensure_capacity_known();
+    DeviceMemoryStats s = stats_;
+    s.capacity_bytes = capacity_;
+    return s;
+  }
+
+  void reset_peak() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.peak_allocated_bytes = stats_.allocated_bytes;
+    stats_.reserved_bytes_peak = stats_.reserved_bytes;
+    stats_.active_blocks_peak = stats_.active_blocks;
+    stats_.segments_peak = stats_.segments;
+  }
+
+  void reset_accumulated() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.alloc_requests = 0;
+    stats_.segment_maps = 0;
+    stats_.segment_unmaps = 0;
+    stats_.oom_count = 0;
+    stats_.allocated_bytes_total = 0;
+    stats_.freed_bytes_total = 0;
+  }
+
+  void set_capacity(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    capacity_ = bytes;
+    capacity_known_ = true;
+    if (stats_.reserved_bytes > capacity_) {
+      process_pending_frees(/*wait=*/true);
+      release_cached_segments();
+    }
+  }
+
+  uint64_t capacity() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ensure_capacity_known();
+    return capacity_;
+  }
+
+ private:
+  void ensure_capacity_known() {
+    if (!capacity_known_) {
+      capacity_ = default_capacity(index_);
+      capacity_known_ = true;
+    }
+  }
+
+  // Coalesce with free neighbours and put back in the pool. A block's size
+  // is its ordering key, so a neighbour leaves the pool *before* it grows.
+  void return_to_pool(Block* block) {
+    block->allocated = false;
     FreePool& pool = block->segment->small ? small_free_ : large_free_;
-    // Coalesce with free neighbours. A block's size is its ordering key, so
-    // a neighbour leaves the pool *before* it grows.
     if (Block* prev = block->prev; prev != nullptr && !prev->allocated) {
       pool.erase(prev);
       prev->size += block->size;
@@ -261,45 +294,41 @@ class DeviceHeap {
     pool.insert(block);
   }
 
-  void empty_cache() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    release_cached_segments();
-  }
-
-  DeviceMemoryStats stats() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    DeviceMemoryStats s = stats_;
-    s.capacity_bytes = capacity_;
-    return s;
-  }
-
-  void reset_peak() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stats_.peak_allocated_bytes = stats_.allocated_bytes;
-  }
-
-  void set_capacity(uint64_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    capacity_ = bytes;
-    if (stats_.reserved_bytes > capacity_) {
-      release_cached_segments();
+  // Returns pending blocks whose events have completed to their pools
+  // (every pending block when `wait`, after waiting for its events).
+  void process_pending_frees(bool wait) {
+    if (pending_.empty()) {
+      return;
     }
+    std::vector<PendingFree> still_pending;
+    for (PendingFree& pending : pending_) {
+      bool done = true;
+      for (drvEvent_t event : pending.events) {
+        if (wait) {
+          (void)drvEventSynchronize(event);
+        } else if (drvEventQuery(event) == drvErrorNotReady) {
+          done = false;
+          break;
+        }
+      }
+      if (!done) {
+        still_pending.push_back(std::move(pending));
+        continue;
+      }
+      for (drvEvent_t event : pending.events) {
+        (void)drvEventDestroy(event);
+      }
+      stats_.pending_free_blocks -= 1;
+      return_to_pool(pending.block);
+    }
+    pending_ = std::move(still_pending);
   }
 
-  uint64_t capacity() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return capacity_;
-  }
-
- private:
-  uintptr_t slice_base(uintptr_t base) const {
-    return base + static_cast<uint64_t>(index_) * kDeviceAddressSpan;
-  }
-
-  static Block* take_best_fit(FreePool& pool, size_t size) {
-    Block key{0, size, nullptr};
+  static Block* take_best_fit(FreePool& pool, drvStream_t stream, size_t size) {
+    Segment key_segment{0, 0, false, stream};
+    Block key{0, size, &key_segment};
     auto it = pool.lower_bound(&key);
-    if (it == pool.end()) {
+    if (it == pool.end() || (*it)->segment->stream != stream) {
       return nullptr;
     }
     Block* block = *it;
@@ -318,7 +347,7 @@ class DeviceHeap {
     if (!worth_it) {
       return;
     }
-    auto* rest = new Block{block->offset + size, remaining, block->segment};
+    auto* rest = new Block{block->address + size, remaining, block->segment};
     rest->prev = block;
     rest->next = block->next;
     if (block->next != nullptr) {
@@ -338,16 +367,17 @@ class DeviceHeap {
     delete gone;
   }
 
-  // Cache miss: map a new segment, freeing cached ones first if the
-  // capacity would be exceeded, and raise OutOfMemoryError if that is not
-  // enough. Returns a free block covering the whole new segment.
-  Block* map_segment_for(size_t nbytes, size_t size, bool small) {
+  // Cache miss: allocate a new segment from the driver, freeing cached ones
+  // first if the capacity would be exceeded, and raise OutOfMemoryError if
+  // that is not enough. Returns a free block covering the whole segment.
+  Block* map_segment_for(size_t nbytes, size_t size, bool small, drvStream_t stream) {
     const size_t exact = small ? kSmallSegment : round_up(size, kSegmentGranularity);
     const size_t preferred = small || size >= kOwnSegmentFrom ? exact : kLargeSegment;
     auto fits = [&](size_t segment_size) {
       return stats_.reserved_bytes + segment_size <= capacity_;
     };
     if (!fits(preferred)) {
+      process_pending_frees(/*wait=*/true);
       release_cached_segments();
     }
     // Near the capacity, fall back from a shared 20 MiB segment to one
@@ -357,58 +387,43 @@ class DeviceHeap {
     if (segment_size == 0) {
       raise_oom(nbytes);
     }
-    auto range = take_address_range(segment_size);
-    if (!range) {
+    void* base = driver_malloc(segment_size);
+    if (base == nullptr) {
       release_cached_segments();
-      range = take_address_range(segment_size);
-      if (!range) {
-        raise_oom(nbytes); // address span fragmented
+      base = driver_malloc(segment_size);
+      if (base == nullptr) {
+        raise_oom(nbytes); // the driver is out of memory or address space
       }
     }
-    try {
-      map_views(*range, segment_size);
-    } catch (...) {
-      return_address_range(*range, segment_size);
-      throw;
-    }
-    auto* segment = new Segment{*range, segment_size, small};
+    auto* segment = new Segment{reinterpret_cast<uintptr_t>(base), segment_size, small, stream};
     stats_.reserved_bytes += segment_size;
+    stats_.reserved_bytes_peak = std::max(stats_.reserved_bytes_peak, stats_.reserved_bytes);
     stats_.segments += 1;
+    stats_.segments_peak = std::max(stats_.segments_peak, stats_.segments);
     stats_.segment_maps += 1;
-    return new Block{*range, segment_size, segment};
+    return new Block{segment->base, segment_size, segment};
   }
 
-  // The only syscalls of the allocator: one memfd, mapped at the same
-  // offset in the device view and in the host view.
-  void map_views(uint64_t offset, size_t size) {
-    const Region& r = region();
-    void* device_at = reinterpret_cast<void*>(slice_base(r.device_base) + offset);
-    void* host_at = reinterpret_cast<void*>(slice_base(r.host_base) + offset);
-    const std::string name = device_string(index_);
-    const int fd = SCAFFOLD_CHECK_RESULT(memfd_create(name.c_str(), MFD_CLOEXEC), -1);
-    try {
-      SCAFFOLD_CHECK_STATUS(ftruncate(fd, static_cast<off_t>(size)));
-      const int device_prot = config().protect ? PROT_NONE : PROT_READ | PROT_WRITE;
-      SCAFFOLD_CHECK_RESULT(
-          mmap(device_at, size, device_prot, MAP_SHARED | MAP_FIXED, fd, 0),
-          MAP_FAILED);
-      SCAFFOLD_CHECK_RESULT(
-          mmap(host_at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0),
-          MAP_FAILED);
-    } catch (...) {
-      close(fd);
-      unreserve_in_place(reinterpret_cast<uintptr_t>(device_at), size);
-      unreserve_in_place(reinterpret_cast<uintptr_t>(host_at), size);
-      throw;
+  // drvMalloc on this heap's device; nullptr when the driver is out of
+  // memory, an error for anything else.
+  void* driver_malloc(size_t size) {
+    int previous = 0;
+    SCAFFOLD_DRIVER_CHECK(drvGetDevice(&previous));
+    SCAFFOLD_DRIVER_CHECK(drvSetDevice(index_));
+    void* base = nullptr;
+    const drvError_t status = drvMalloc(&base, size);
+    (void)drvSetDevice(previous);
+    if (status == drvErrorMemoryAllocation) {
+      return nullptr;
     }
-    // The mappings keep the pages alive; the descriptor is not needed.
-    SCAFFOLD_CHECK_STATUS(close(fd));
+    SCAFFOLD_DRIVER_CHECK(status);
+    return base;
   }
 
-  // Unmaps every segment whose single block is free. Called on
-  // empty_cache, before failing an allocation, and when capacity drops.
+  // Gives every segment whose single block is free back to the driver.
+  // Called on empty_cache, before failing an allocation, and when capacity
+  // drops.
   void release_cached_segments() {
-    const Region& r = region();
     for (FreePool* pool : {&small_free_, &large_free_}) {
       std::vector<Block*> whole;
       for (Block* block : *pool) {
@@ -419,46 +434,12 @@ class DeviceHeap {
       for (Block* block : whole) {
         pool->erase(block);
         Segment* segment = block->segment;
-        unreserve_in_place(slice_base(r.device_base) + segment->offset, segment->size);
-        unreserve_in_place(slice_base(r.host_base) + segment->offset, segment->size);
-        return_address_range(segment->offset, segment->size);
+        SCAFFOLD_DRIVER_CHECK(drvFree(reinterpret_cast<void*>(segment->base)));
         stats_.reserved_bytes -= segment->size;
         stats_.segments -= 1;
         stats_.segment_unmaps += 1;
         delete segment;
         delete block;
-      }
-    }
-  }
-
-  // First fit over the unused parts of this device's address slice.
-  std::optional<uint64_t> take_address_range(size_t size) {
-    for (auto it = unused_ranges_.begin(); it != unused_ranges_.end(); ++it) {
-      if (it->second >= size) {
-        const uint64_t offset = it->first;
-        const uint64_t rest = it->second - size;
-        unused_ranges_.erase(it);
-        if (rest > 0) {
-          unused_ranges_.emplace(offset + size, rest);
-        }
-        return offset;
-      }
-    }
-    return std::nullopt;
-  }
-
-  void return_address_range(uint64_t offset, uint64_t size) {
-    auto it = unused_ranges_.emplace(offset, size).first;
-    if (auto next = std::next(it);
-        next != unused_ranges_.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      unused_ranges_.erase(next);
-    }
-    if (it != unused_ranges_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        unused_ranges_.erase(it);
       }
     }
   }
@@ -488,11 +469,12 @@ class DeviceHeap {
   std::mutex mutex_;
   c10::DeviceIndex index_ = 0;
   uint64_t capacity_ = 0;
+  bool capacity_known_ = false; // asked of the driver on first use
   DeviceMemoryStats stats_;
   FreePool small_free_;
   FreePool large_free_;
-  std::unordered_map<uint64_t, Block*> live_; // offset -> live block
-  std::map<uint64_t, uint64_t> unused_ranges_; // offset -> length
+  std::unordered_map<uintptr_t, Block*> live_; // address -> live block
+  std::vector<PendingFree> pending_;
 };
 
 DeviceHeap& heap(c10::DeviceIndex index) {
@@ -512,9 +494,9 @@ void free_device_memory(void* device_ptr) {
   if (device_ptr == nullptr) {
     return;
   }
-  const Region* r = g_region.load(std::memory_order_acquire);
-  const c10::DeviceIndex index = device_of_address(device_ptr);
-  if (r == nullptr || index < 0) {
+  int device = -1;
+  if (drvPointerGetDevice(&device, device_ptr) != drvSuccess || device < 0 ||
+      device >= kMaxDevices) {
     std::fprintf(
         stderr,
         "[%s runtime] warning: asked to free %p, which is not device memory\n",
@@ -522,12 +504,36 @@ void free_device_memory(void* device_ptr) {
         device_ptr);
     return;
   }
-  const uint64_t offset = reinterpret_cast<uintptr_t>(device_ptr) - r->device_base -
-      static_cast<uint64_t>(index) * kDeviceAddressSpan;
-  heap(index).free(offset);
+  heap(static_cast<c10::DeviceIndex>(device)).free(reinterpret_cast<uintptr_t>(device_ptr));
 }
 
-class DeviceAllocator final : public c10::Allocator {
+// c10::CachingDeviceAllocator's statistics from ours (the "all pools"
+// aggregate; this allocator keeps no per-pool breakdown).
+c10::CachingDeviceAllocator::DeviceStats to_device_stats(const DeviceMemoryStats& s) {
+  using c10::CachingDeviceAllocator::StatType;
+  c10::CachingDeviceAllocator::DeviceStats out;
+  const auto all = static_cast<size_t>(StatType::AGGREGATE);
+  auto set = [&](c10::CachingDeviceAllocator::StatArray& stat, uint64_t current, uint64_t peak,
+                 uint64_t allocated, uint64_t freed) {
+    stat[all].current = static_cast<int64_t>(current);
+    stat[all].peak = static_cast<int64_t>(peak);
+    stat[all].allocated = static_cast<int64_t>(allocated);
+    stat[all].freed = static_cast<int64_t>(freed);
+  };
+  set(out.allocated_bytes, s.allocated_bytes, s.peak_allocated_bytes, s.allocated_bytes_total, s.freed_bytes_total);
+  set(out.active_bytes, s.allocated_bytes, s.peak_allocated_bytes, s.allocated_bytes_total, s.freed_bytes_total);
+  set(out.requested_bytes, s.allocated_bytes, s.peak_allocated_bytes, s.allocated_bytes_total, s.freed_bytes_total);
+  set(out.reserved_bytes, s.reserved_bytes, s.reserved_bytes_peak, s.segment_maps, s.segment_unmaps);
+  set(out.allocation, s.active_blocks, s.active_blocks_peak, s.alloc_requests, s.alloc_requests - s.active_blocks);
+  set(out.active, s.active_blocks, s.active_blocks_peak, s.alloc_requests, s.alloc_requests - s.active_blocks);
+  set(out.segment, s.segments, s.segments_peak, s.segment_maps, s.segment_unmaps);
+  out.num_ooms = static_cast<int64_t>(s.oom_count);
+  out.num_device_alloc = static_cast<int64_t>(s.segment_maps);
+  out.num_device_free = static_cast<int64_t>(s.segment_unmaps);
+  return out;
+}
+
+class CachingAllocator final : public c10::DeviceAllocator {
  public:
   c10::DataPtr allocate(size_t nbytes) override {
     return allocate_on_device(current_device(), nbytes);
@@ -537,31 +543,72 @@ class DeviceAllocator final : public c10::Allocator {
     return &free_device_memory;
   }
 
-  // Device-to-device copy of whole allocations (Storage copies use it).
+  // Device-to-device copy of whole allocations (Storage copies use it):
+  // ordered on the current stream, finished when this returns.
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     if (count == 0) {
       return;
     }
-    void* host_dest = translate_device_address(dest);
-    const void* host_src = translate_device_address(src);
-    TORCH_CHECK(
-        host_dest != nullptr && host_src != nullptr,
-        c10::get_privateuse1_backend(),
-        " allocator copy_data: pointers are not device memory of this runtime");
-    std::memmove(host_dest, host_src, count);
+    int device = -1;
+    SCAFFOLD_DRIVER_CHECK(drvPointerGetDevice(&device, dest));
+    drvStream_t stream = current_driver_stream(static_cast<c10::DeviceIndex>(device));
+    SCAFFOLD_DRIVER_CHECK(drvMemcpyAsync(dest, src, count, drvMemcpyDeviceToDevice, stream));
+    SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(stream));
+  }
+
+  bool initialized() override {
+    return true;
+  }
+
+  void emptyCache(c10::MempoolId_t /*mempool_id*/) override {
+    runtime::empty_cache();
+  }
+
+  void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
+    runtime::record_stream(ptr, stream);
+  }
+
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    return to_device_stats(memory_stats(device));
+  }
+
+  void resetAccumulatedStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    heap(device).reset_accumulated();
+  }
+
+  void resetPeakStats(c10::DeviceIndex device) override {
+    reset_peak_memory_stats(device);
+  }
+
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    const DeviceMemoryStats s = memory_stats(device);
+    const uint64_t free = s.capacity_bytes > s.reserved_bytes ? s.capacity_bytes - s.reserved_bytes : 0;
+    return {static_cast<size_t>(free), static_cast<size_t>(s.capacity_bytes)};
   }
 };
 
 } // namespace
 
-c10::Allocator* device_allocator() {
-  static DeviceAllocator* allocator = new DeviceAllocator();
+c10::DeviceAllocator* device_allocator() {
+  static CachingAllocator* allocator = new CachingAllocator();
   return allocator;
 }
 
 c10::DataPtr allocate_on_device(c10::DeviceIndex device, size_t nbytes) {
   check_device_index(device);
   return heap(device).allocate(nbytes);
+}
+
+void record_stream(const c10::DataPtr& data, const c10::Stream& stream) {
+  if (data.get() == nullptr) {
+    return; // empty storage: nothing to protect
+  }
+  drvStream_t driver = driver_stream(stream);
+  int device = -1;
+  SCAFFOLD_DRIVER_CHECK(drvPointerGetDevice(&device, data.get()));
+  // A view's DataPtr is the storage's: its data is the allocation start.
+  heap(static_cast<c10::DeviceIndex>(device)).record_stream(reinterpret_cast<uintptr_t>(data.get()), driver);
 }
 
 DeviceMemoryStats memory_stats(c10::DeviceIndex device) {
@@ -575,9 +622,6 @@ void reset_peak_memory_stats(c10::DeviceIndex device) {
 }
 
 void empty_cache() {
-  if (g_region.load(std::memory_order_acquire) == nullptr) {
-    return; // nothing was ever allocated
-  }
   for (c10::DeviceIndex i = 0; i < device_count(); ++i) {
     heap(i).empty_cache();
   }
@@ -586,11 +630,11 @@ void empty_cache() {
 void set_memory_capacity(c10::DeviceIndex device, uint64_t bytes) {
   check_device_index(device);
   TORCH_CHECK_VALUE(
-      bytes <= kDeviceAddressSpan,
+      bytes <= kMaxDeviceCapacity,
       "memory capacity of ",
       device_string(device),
       " cannot exceed ",
-      kDeviceAddressSpan,
+      kMaxDeviceCapacity,
       " bytes (the address space reserved per device); got ",
       bytes);
   heap(device).set_capacity(bytes);
@@ -602,36 +646,14 @@ uint64_t memory_capacity(c10::DeviceIndex device) {
 }
 
 bool in_bad_fork() noexcept {
-  return g_bad_fork.load(std::memory_order_relaxed);
+  int forked = 0;
+  return drvInForkedChild(&forked) == drvSuccess && forked != 0;
 }
 
 bool memory_protection_enabled() {
-  return config().protect;
-}
-
-void* translate_device_address(const void* device_ptr) noexcept {
-  const Region* r = g_region.load(std::memory_order_acquire);
-  if (r == nullptr) {
-    return nullptr;
-  }
-  // Unsigned wrap-around turns "below the base" into "too large" as well.
-  const uint64_t offset = reinterpret_cast<uintptr_t>(device_ptr) - r->device_base;
-  if (offset >= r->size) {
-    return nullptr;
-  }
-  return reinterpret_cast<void*>(r->host_base + offset);
-}
-
-c10::DeviceIndex device_of_address(const void* device_ptr) noexcept {
-  const Region* r = g_region.load(std::memory_order_acquire);
-  if (r == nullptr) {
-    return -1;
-  }
-  const uint64_t offset = reinterpret_cast<uintptr_t>(device_ptr) - r->device_base;
-  if (offset >= r->size) {
-    return -1;
-  }
-  return static_cast<c10::DeviceIndex>(offset / kDeviceAddressSpan);
+  int enabled = 0;
+  SCAFFOLD_DRIVER_CHECK(drvMemoryProtectionEnabled(&enabled));
+  return enabled != 0;
 }
 
 } // namespace scaffold::runtime

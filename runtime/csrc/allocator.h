@@ -1,41 +1,37 @@
-// Device memory: a caching allocator over memory the host cannot touch by
-// accident.
+// Device memory: a caching allocator over the driver's drvMalloc/drvFree.
 //
-// Every device allocation lives in host RAM (a memfd) mapped twice:
-//   * the *device view* -- the address stored in tensors' data_ptr. It is
-//     mapped PROT_NONE, so any code that dereferences a device pointer
-//     directly (a kernel that forgot to translate, a CPU fallback that was
-//     handed a device tensor) faults immediately, like it would on a GPU.
-//   * the *host view* -- a read/write mapping of the same pages that only
-//     the runtime hands out (see memory_access.h).
-// Both views sit in two address ranges reserved once per process, at the
-// same offset, so translating device -> host is one subtraction and one
-// addition: no lock, no lookup, no syscall.
+// Modelled on PyTorch's CUDA caching allocator: sizes are rounded to
+// 512-byte classes, small requests (<= 1 MiB) are packed into shared 2 MiB
+// segments, larger ones into 20 MiB segments (or their own segment when
+// >= 10 MiB); freed blocks go to best-fit free lists (ordered by size
+// class) and are coalesced with free neighbours, so steady-state allocation
+// is a few pointer operations under a per-device mutex and never a driver
+// call.
 //
-// SCAFFOLD_PROTECT_MEMORY=0 (read at startup) maps the device view
-// read/write too, for benchmarking the cost of protection (there is none on
-// the hot path; the switch exists to prove it).
+// Streams: each segment belongs to the stream that was current when it was
+// allocated, and its blocks are reused only for allocations on that stream,
+// where later work is ordered after earlier work. A block used on other
+// streams too (record_stream) is not reused when freed: the allocator
+// records a driver event on each of those streams and returns the block to
+// its pool once they have all completed.
 //
-// On top sits a caching layer per device, modelled on PyTorch's CUDA caching
-// allocator: sizes are rounded to 512-byte classes, small requests (<= 1 MiB)
-// are packed into shared 2 MiB segments, larger ones into 20 MiB segments (or
-// their own segment when >= 10 MiB); freed blocks go to best-fit free lists
-// (ordered by size class) and are coalesced with free neighbours, so steady
-// state allocation is a few pointer operations under a per-device mutex and
-// never a syscall.
+// The memory itself (and its protection against host access) is the
+// driver's: see driver/scaffold_driver.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/Device.h>
+#include <c10/core/Stream.h>
 
 namespace scaffold::runtime {
 
-// Address space reserved per device for each view; also the largest
-// capacity a device can be given.
-constexpr uint64_t kDeviceAddressSpan = uint64_t{256} << 30; // 256 GiB
+// The largest capacity a device can be given (the simulated driver's
+// address span per device).
+constexpr uint64_t kMaxDeviceCapacity = uint64_t{256} << 30; // 256 GiB
 
 struct DeviceMemoryStats {
   // Live blocks: each request rounded up to 512 bytes (a large block may
@@ -50,13 +46,25 @@ struct DeviceMemoryStats {
   uint64_t segment_maps = 0; // cumulative cache misses that mapped memory
   uint64_t segment_unmaps = 0; // cumulative segments released
   uint64_t oom_count = 0; // cumulative out-of-memory errors
+  uint64_t allocated_bytes_total = 0; // cumulative bytes handed out
+  uint64_t freed_bytes_total = 0; // cumulative bytes given back
+  uint64_t reserved_bytes_peak = 0;
+  uint64_t active_blocks_peak = 0;
+  uint64_t segments_peak = 0;
+  uint64_t pending_free_blocks = 0; // freed, waiting for other streams' work
 };
 
-// The c10::Allocator registered for DeviceType::PrivateUse1. allocate()
-// uses the calling thread's current device; kernels creating tensors on an
+// The c10::DeviceAllocator registered for DeviceType::PrivateUse1, so
+// torch.accelerator.memory_* work. allocate() uses the calling thread's
+// current device and its current stream; kernels creating tensors on an
 // explicit device put a c10::DeviceGuard around it (as CUDA kernels do), or
 // call allocate_on_device.
-c10::Allocator* device_allocator();
+c10::DeviceAllocator* device_allocator();
+
+// Marks `data` (a live allocation of this allocator) as used on `stream`:
+// freeing it will not let the memory be reused before the work enqueued on
+// `stream` up to the free has completed (Tensor.record_stream).
+void record_stream(const c10::DataPtr& data, const c10::Stream& stream);
 
 // Allocate `nbytes` on `device` (no guard needed). Throws
 // c10::OutOfMemoryError when the device's capacity is exhausted.
@@ -79,15 +87,8 @@ uint64_t memory_capacity(c10::DeviceIndex device);
 // allocate (like CUDA after fork); torch.<backend>._is_in_bad_fork().
 bool in_bad_fork() noexcept;
 
-// False when SCAFFOLD_PROTECT_MEMORY=0 was set at startup.
+// False when the driver does not protect device memory from host access
+// (SCAFFOLD_PROTECT_MEMORY=0 for the simulated driver).
 bool memory_protection_enabled();
-
-// Address translation, lock-free and syscall-free.
-// Host-view address for a device address, or nullptr when `device_ptr` is
-// not inside this runtime's device address range.
-void* translate_device_address(const void* device_ptr) noexcept;
-
-// Device whose address range holds `device_ptr`, or -1 when not ours.
-c10::DeviceIndex device_of_address(const void* device_ptr) noexcept;
 
 } // namespace scaffold::runtime

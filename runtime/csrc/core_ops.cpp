@@ -17,7 +17,9 @@
 #include <torch/library.h>
 
 #include "allocator.h"
+#include "host_allocator.h"
 #include "memory_access.h"
+#include "stream.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -117,6 +119,32 @@ bool is_bytewise_copy(const at::Tensor& src, const at::Tensor& dst) {
   return src.dtype() == dst.dtype() && src.sizes() == dst.sizes() &&
       src.strides() == dst.strides() && src.is_conj() == dst.is_conj() &&
       src.is_neg() == dst.is_neg() && dst.is_non_overlapping_and_dense();
+}
+
+// A copy between devices is asynchronous with respect to the host (ordered
+// on the current stream), as in CUDA; so is a copy *from* pinned host memory
+// with non_blocking=True (the pinned block is kept from reuse until the copy
+// is done). Any other copy with the host completes before returning: from
+// pageable memory as in CUDA, and to the host always -- unlike CUDA, where
+// .to("cpu", non_blocking=True) into pinned memory may return before the data
+// is there; PyTorch code (and this project's tests) read such results
+// directly, so the host waits here rather than hand out stale data.
+void enqueue_bytewise_copy(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  const CopyKind kind = copy_kind(src, dst);
+  const at::Tensor& host_side = kind == CopyKind::HostToDevice ? src : dst;
+  const bool pinned = kind == CopyKind::HostToDevice && non_blocking &&
+      is_pinned_pointer(host_side.storage().data_ptr().get());
+  const c10::Stream stream = copy_bytes_async(
+      dst.data_ptr(), src.data_ptr(), dst.numel() * dst.itemsize(), kind);
+  if (kind == CopyKind::DeviceToDevice) {
+    return;
+  }
+  if (!pinned) {
+    synchronize_stream(stream);
+    return;
+  }
+  const c10::DataPtr& host_data = host_side.storage().data_ptr();
+  pinned_host_allocator()->record_event(host_data.get(), host_data.get_context(), stream);
 }
 
 } // namespace
@@ -257,8 +285,7 @@ at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_
     return dst;
   }
   if (is_bytewise_copy(self, dst)) {
-    copy_bytes(
-        dst.data_ptr(), self.data_ptr(), dst.numel() * dst.itemsize(), copy_kind(self, dst));
+    enqueue_bytewise_copy(self, dst, non_blocking);
     return dst;
   }
   // Anything else -- dtype conversion, broadcasting, non-contiguous on
@@ -321,4 +348,18 @@ TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
 }
 TORCH_LIBRARY_IMPL(aten, Negative, m) {
   m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+}
+
+// Tensor.record_stream(stream): ATen has no device-generic kernel for it
+// (CUDA registers its own).
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("record_stream", [](at::Tensor& self, c10::Stream stream) {
+    TORCH_CHECK(
+        stream.device_type() == c10::DeviceType::PrivateUse1,
+        "record_stream: expected a ",
+        c10::get_privateuse1_backend(),
+        " stream, got one of ",
+        stream.device());
+    scaffold::runtime::record_stream(self.storage().data_ptr(), stream);
+  });
 }

@@ -6,11 +6,13 @@
 #include <c10/core/DeviceType.h>
 #include <c10/util/Exception.h>
 
-#include "env.h"
+#include "status.h"
 
 namespace scaffold::runtime {
 namespace {
 
+// Mirrors the driver's per-thread current device (drvGetDevice), so the hot
+// path asks no one.
 thread_local c10::DeviceIndex t_current_device = 0;
 
 std::array<std::atomic<bool>, kMaxDevices> g_initialized{};
@@ -18,10 +20,15 @@ std::array<std::atomic<bool>, kMaxDevices> g_initialized{};
 } // namespace
 
 c10::DeviceIndex device_count() {
-  // A function-local static: read once, thread-safe. If the variable is
-  // malformed the initializer throws and every later call throws again.
-  static const c10::DeviceIndex count = static_cast<c10::DeviceIndex>(
-      env::get_int("SCAFFOLD_DEVICE_COUNT", kDefaultDeviceCount, 0, kMaxDevices));
+  // A function-local static: asked once, thread-safe. If the driver fails
+  // (a malformed SCAFFOLD_DEVICE_COUNT) the initializer throws and every
+  // later call asks again and throws again.
+  static const c10::DeviceIndex count = [] {
+    int n = 0;
+    SCAFFOLD_DRIVER_CHECK(drvGetDeviceCount(&n));
+    TORCH_CHECK(n <= kMaxDevices, "the driver reports ", n, " devices; at most ", kMaxDevices, " are supported");
+    return static_cast<c10::DeviceIndex>(n);
+  }();
   return count;
 }
 
@@ -61,6 +68,7 @@ c10::DeviceIndex current_device() {
 
 void set_device(c10::DeviceIndex index) {
   check_device_index(index);
+  SCAFFOLD_DRIVER_CHECK(drvSetDevice(index));
   t_current_device = index;
   mark_device_initialized(index);
 }
@@ -74,6 +82,7 @@ c10::DeviceIndex exchange_device(c10::DeviceIndex index) {
 }
 
 void set_device_unchecked(c10::DeviceIndex index) noexcept {
+  (void)drvSetDevice(index); // validated before; nothing to report here
   t_current_device = index;
 }
 

@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include "allocator.h"
 #include "device.h"
 #include "stream.h"
 
@@ -108,6 +109,16 @@ void GuardImpl::destroyEvent(void* event, c10::DeviceIndex /*device_index*/)
 double GuardImpl::elapsedTime(void* event1, void* event2, c10::DeviceIndex device_index)
     const {
   return event_elapsed_ms(event1, event2, device_index);
+}
+
+void GuardImpl::recordDataPtrOnStream(const c10::DataPtr& data_ptr, const c10::Stream& stream)
+    const {
+  record_stream(data_ptr, stream);
+}
+
+c10::DeviceCapability GuardImpl::getDeviceCapability(c10::Device device) const {
+  (void)checked_index(device);
+  return c10::DeviceCapability();
 }
 
 } // namespace scaffold::runtime

@@ -40,10 +40,14 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   double elapsedTime(void* event1, void* event2, c10::DeviceIndex device_index)
       const override;
 
-  // Memory is never recycled while "in use on a stream": all work has
-  // finished by the time a tensor can be freed.
+  // Tensor.record_stream and c10 code (autograd, DDP) that hands memory to
+  // another stream: see allocator.h.
   void recordDataPtrOnStream(const c10::DataPtr& data_ptr, const c10::Stream& stream)
-      const override {}
+      const override;
+
+  // torch.accelerator.get_device_capability: every dtype (kernels run ATen's
+  // CPU kernels, which cover them all).
+  c10::DeviceCapability getDeviceCapability(c10::Device device) const override;
 };
 
 } // namespace scaffold::runtime

@@ -1,16 +1,17 @@
 #include "host_allocator.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <c10/util/Exception.h>
 #include <c10/util/llvmMathExtras.h>
 
 #include "status.h"
+#include "stream.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -41,6 +42,7 @@ class PinnedHostAllocator final : public at::HostAllocator {
     void* ptr = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      process_pending();
       auto cached = free_.find(size);
       if (cached != free_.end() && !cached->second.empty()) {
         ptr = cached->second.back();
@@ -49,7 +51,7 @@ class PinnedHostAllocator final : public at::HostAllocator {
     }
     const bool fresh = ptr == nullptr;
     if (fresh) {
-      SCAFFOLD_CHECK_STATUS(posix_memalign(&ptr, kPageSize, size));
+      SCAFFOLD_DRIVER_CHECK(drvHostAlloc(&ptr, size));
     }
     std::lock_guard<std::mutex> lock(mutex_);
     live_.emplace(reinterpret_cast<uintptr_t>(ptr), size);
@@ -79,6 +81,26 @@ class PinnedHostAllocator final : public at::HostAllocator {
     live_.erase(it);
     stats_.active_requests.decrease(1);
     stats_.active_bytes.decrease(size);
+    auto used = used_on_.find(ptr);
+    if (used != used_on_.end()) {
+      // Copies enqueued on these streams may still read or write the block.
+      Pending pending{ptr, size, {}};
+      for (drvStream_t stream : used->second) {
+        drvEvent_t event = nullptr;
+        if (drvEventCreate(&event, DRV_EVENT_DISABLE_TIMING) == drvSuccess &&
+            drvEventRecord(event, stream) == drvSuccess) {
+          pending.events.push_back(event);
+        } else { // cannot track it (a deleter must not throw): wait now
+          (void)drvStreamSynchronize(stream);
+          if (event != nullptr) {
+            (void)drvEventDestroy(event);
+          }
+        }
+      }
+      used_on_.erase(used);
+      pending_.push_back(std::move(pending));
+      return;
+    }
     free_[size].push_back(ptr);
   }
 
@@ -93,16 +115,29 @@ class PinnedHostAllocator final : public at::HostAllocator {
     return address < it->first + it->second;
   }
 
-  // Streams never hold on to memory: work is synchronous.
-  bool record_event(void* /*ptr*/, void* /*ctx*/, c10::Stream /*stream*/) override {
+  // A non-blocking copy enqueued on `stream` uses the block at `ctx`: it is
+  // not reused after being freed until that copy is done.
+  bool record_event(void* /*ptr*/, void* ctx, c10::Stream stream) override {
+    drvStream_t driver = driver_stream(stream);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (live_.find(reinterpret_cast<uintptr_t>(ctx)) == live_.end()) {
+      return false; // not one of our blocks
+    }
+    used_on_[ctx].insert(driver);
     return true;
   }
 
   void empty_cache() override {
     std::lock_guard<std::mutex> lock(mutex_);
+    for (Pending& pending : pending_) { // wait for their copies, then cache
+      for (drvEvent_t event : pending.events) {
+        (void)drvEventSynchronize(event);
+      }
+    }
+    process_pending();
     for (auto& [size, pointers] : free_) {
       for (void* p : pointers) {
-        std::free(p);
+        SCAFFOLD_DRIVER_CHECK(drvHostFree(p));
         stats_.allocations.decrease(1);
         stats_.allocated_bytes.decrease(size);
         stats_.num_host_free += 1;
@@ -133,7 +168,41 @@ class PinnedHostAllocator final : public at::HostAllocator {
   }
 
  private:
+  struct Pending {
+    void* ptr;
+    size_t size;
+    std::vector<drvEvent_t> events;
+  };
+
+  // Moves freed blocks whose copies have completed to the cache.
+  void process_pending() {
+    if (pending_.empty()) {
+      return;
+    }
+    std::vector<Pending> still_pending;
+    for (Pending& pending : pending_) {
+      bool done = true;
+      for (drvEvent_t event : pending.events) {
+        if (drvEventQuery(event) == drvErrorNotReady) {
+          done = false;
+          break;
+        }
+      }
+      if (!done) {
+        still_pending.push_back(std::move(pending));
+        continue;
+      }
+      for (drvEvent_t event : pending.events) {
+        (void)drvEventDestroy(event);
+      }
+      free_[pending.size].push_back(pending.ptr);
+    }
+    pending_ = std::move(still_pending);
+  }
+
   std::mutex mutex_;
+  std::unordered_map<void*, std::unordered_set<drvStream_t>> used_on_; // live blocks only
+  std::vector<Pending> pending_; // freed, waiting for copies
   std::map<uintptr_t, size_t> live_; // ordered: is_pinned takes interior pointers
   std::unordered_map<size_t, std::vector<void*>> free_; // size class -> cached
   at::HostStats stats_;

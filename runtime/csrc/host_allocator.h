@@ -1,9 +1,10 @@
 // Pinned host memory for this backend: what tensor.pin_memory() and
 // DataLoader(pin_memory=True) allocate, and what is_pinned() recognises.
 //
-// The simulated device reads host memory directly, so "pinned" memory is
-// page-aligned host memory we track (page-locking it would only risk
-// RLIMIT_MEMLOCK failures). Blocks are cached by size class (powers of two
+// The memory comes from the driver (drvHostAlloc: page-locked host memory
+// on a real device). A non-blocking copy from or to a pinned block records
+// its stream (record_event); the block is not reused until that copy is
+// done. Blocks are cached by size class (powers of two
 // up to 16 MiB, then 2 MiB multiples) so repeated pinning is not a malloc
 // per batch. Registered as the PrivateUse1 host allocator in
 // registration.cpp and returned by the hooks' getPinnedMemoryAllocator().

@@ -7,7 +7,8 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
-#include "allocator.h"
+#include "status.h"
+#include "stream.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -21,12 +22,30 @@ void release_device_storage(void* storage_impl) {
 
 } // namespace
 
+void* translate_device_address(const void* device_ptr) noexcept {
+  void* host = nullptr;
+  return drvHostPointer(&host, device_ptr) == drvSuccess ? host : nullptr;
+}
+
+c10::DeviceIndex device_of_address(const void* device_ptr) noexcept {
+  int device = -1;
+  return drvPointerGetDevice(&device, device_ptr) == drvSuccess
+      ? static_cast<c10::DeviceIndex>(device)
+      : static_cast<c10::DeviceIndex>(-1);
+}
+
 bool is_device_pointer(const void* ptr) noexcept {
   return translate_device_address(ptr) != nullptr;
 }
 
 void* host_address(const void* device_ptr) {
   void* host = translate_device_address(device_ptr);
+  if (C10_LIKELY(host != nullptr)) {
+    // Host code is about to touch the memory: run it after the work already
+    // queued on the current stream, as a kernel launched there would.
+    wait_for_current_stream(device_of_address(device_ptr));
+    return host;
+  }
   TORCH_CHECK(
       host != nullptr,
       "host_address: ",
@@ -68,6 +87,7 @@ at::Tensor host_view(const at::Tensor& device_tensor) {
         ") was not allocated by the ",
         backend,
         " runtime, so it has no host view");
+    wait_for_current_stream(device_of_address(device_base)); // see host_address
     // The view holds a reference to the device storage: a kernel (or
     // anything it hands the view to) can keep it without the memory being
     // freed or reused underneath it.
@@ -101,17 +121,40 @@ at::Tensor host_view_or_undefined(const at::Tensor& device_tensor) {
   return device_tensor.defined() ? host_view(device_tensor) : at::Tensor();
 }
 
+c10::Stream copy_bytes_async(void* dst, const void* src, size_t nbytes, CopyKind kind) {
+  const void* device_side = kind == CopyKind::HostToDevice ? dst : src;
+  const c10::DeviceIndex device = device_of_address(device_side);
+  TORCH_CHECK(
+      device >= 0,
+      "copy_bytes: ",
+      device_side,
+      " is not ",
+      c10::get_privateuse1_backend(),
+      " device memory");
+  c10::DeviceIndex device_on_stream = device;
+  if (kind == CopyKind::DeviceToDevice) {
+    const c10::DeviceIndex destination = device_of_address(dst);
+    TORCH_CHECK(destination >= 0, "copy_bytes: ", dst, " is not ", c10::get_privateuse1_backend(), " device memory");
+    if (destination != device) {
+      wait_for_current_stream(device); // the source's pending writes
+    }
+    device_on_stream = destination;
+  }
+  const drvMemcpyKind driver_kind = kind == CopyKind::HostToDevice ? drvMemcpyHostToDevice
+      : kind == CopyKind::DeviceToHost                            ? drvMemcpyDeviceToHost
+                                                                  : drvMemcpyDeviceToDevice;
+  const c10::Stream stream = current_stream(device_on_stream);
+  if (nbytes > 0) {
+    SCAFFOLD_DRIVER_CHECK(drvMemcpyAsync(dst, src, nbytes, driver_kind, driver_stream(stream)));
+  }
+  return stream;
+}
+
 void copy_bytes(void* dst, const void* src, size_t nbytes, CopyKind kind) {
   if (nbytes == 0) {
     return;
   }
-  void* host_dst = kind == CopyKind::DeviceToHost ? dst : host_address(dst);
-  const void* host_src = kind == CopyKind::HostToDevice ? src : host_address(src);
-  if (kind == CopyKind::DeviceToDevice) {
-    std::memmove(host_dst, host_src, nbytes);
-  } else {
-    std::memcpy(host_dst, host_src, nbytes);
-  }
+  synchronize_stream(copy_bytes_async(dst, src, nbytes, kind));
 }
 
 } // namespace scaffold::runtime

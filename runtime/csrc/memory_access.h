@@ -16,18 +16,28 @@
 #include <cstddef>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Stream.h>
 
 namespace scaffold::runtime {
 
+// Host-view address for a device address (drvHostPointer), or nullptr when
+// `device_ptr` is not device memory. Lock-free and syscall-free.
+void* translate_device_address(const void* device_ptr) noexcept;
+
+// Device holding `device_ptr`, or -1 when it is not device memory.
+c10::DeviceIndex device_of_address(const void* device_ptr) noexcept;
+
 // Host-view address of `device_ptr`, which may point anywhere inside a
-// device allocation. Throws a clear error for a pointer that is not device
-// memory of this runtime (null included).
+// device allocation, once the work queued on its device's current stream
+// has completed (host code is about to use it). Throws a clear error for a
+// pointer that is not device memory of this runtime (null included).
 void* host_address(const void* device_ptr);
 
 // True when `ptr` lies in this runtime's device address range.
 bool is_device_pointer(const void* ptr) noexcept;
 
-// A CPU tensor aliasing `device_tensor`'s memory through the host view:
+// A CPU tensor aliasing `device_tensor`'s memory through the host view
+// (waiting for the current stream first, as host_address does):
 // same sizes, strides, storage offset and dtype; writes through it are
 // writes to the device tensor. The view keeps the device storage alive.
 // Checks: defined, strided, on this device, and (for non-empty storages)
@@ -44,9 +54,14 @@ enum class CopyKind {
   DeviceToDevice,
 };
 
-// Copies `nbytes` between host memory and device memory (device pointers
-// are translated; host pointers used as is). Overlapping device ranges are
-// handled (memmove).
+// Copies `nbytes` between host memory and device memory through the
+// driver, on the current stream of the device side (the destination's for
+// device-to-device), and waits for it. Overlapping device ranges are handled.
 void copy_bytes(void* dst, const void* src, size_t nbytes, CopyKind kind);
+
+// The same copy, enqueued and not waited for; returns the stream it runs
+// on. Host memory must stay valid (and unchanged) until that stream's work
+// is done.
+c10::Stream copy_bytes_async(void* dst, const void* src, size_t nbytes, CopyKind kind);
 
 } // namespace scaffold::runtime

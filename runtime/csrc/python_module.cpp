@@ -23,6 +23,7 @@
 #include "device.h"
 #include "generator.h"
 #include "registration.h"
+#include "status.h"
 #include "stream.h"
 
 namespace scaffold::runtime {
@@ -138,6 +139,51 @@ PyObject* py_synchronize(PyObject*, PyObject* args) {
   return with_device(args, [&](c10::DeviceIndex device) {
     synchronize_device(device);
     Py_RETURN_NONE;
+  });
+}
+
+// ---- Streams ------------------------------------------------------------------
+
+// _pause_stream_for_testing(device, stream_id, paused): see
+// drvTestingPauseStream. Streams are torch.Stream objects on the Python side;
+// this takes their (device_index, stream_id).
+PyObject* py_pause_stream_for_testing(PyObject*, PyObject* args) {
+  int device = 0;
+  long long id = 0;
+  int paused = 0;
+  if (!PyArg_ParseTuple(args, "iLp", &device, &id, &paused)) {
+    return nullptr;
+  }
+  return guarded([&] {
+    const auto index = static_cast<c10::DeviceIndex>(device);
+    check_device_index(index);
+    pause_stream_for_testing(
+        c10::Stream(c10::Stream::UNSAFE, make_device(index), static_cast<c10::StreamId>(id)),
+        paused != 0);
+    Py_RETURN_NONE;
+  });
+}
+
+PyObject* py_launch_blocking(PyObject*, PyObject*) {
+  return guarded([] {
+    int blocking = 0;
+    SCAFFOLD_DRIVER_CHECK(drvGetLaunchBlocking(&blocking));
+    return PyBool_FromLong(blocking);
+  });
+}
+
+// get_device_properties(index) -> (name, total_memory, major, minor, multiprocessors)
+PyObject* py_get_device_properties(PyObject*, PyObject* args) {
+  return with_device(args, [&](c10::DeviceIndex device) -> PyObject* {
+    drvDeviceProperties props{};
+    SCAFFOLD_DRIVER_CHECK(drvGetDeviceProperties(&props, device));
+    return Py_BuildValue(
+        "(sKiii)",
+        props.name,
+        static_cast<unsigned long long>(props.total_memory),
+        props.capability_major,
+        props.capability_minor,
+        props.multiprocessor_count);
   });
 }
 
@@ -290,7 +336,10 @@ PyMethodDef methods[] = {
     {"device_count", py_device_count, METH_NOARGS, "Number of simulated devices."},
     {"current_device", py_current_device, METH_NOARGS, "This thread's current device."},
     {"set_device", py_set_device, METH_VARARGS, "set_device(index)"},
-    {"synchronize", py_synchronize, METH_VARARGS, "synchronize(index=-1): no-op wait (work is synchronous)."},
+    {"synchronize", py_synchronize, METH_VARARGS, "synchronize(index=-1): wait for every stream of the device."},
+    {"get_device_properties", py_get_device_properties, METH_VARARGS, "get_device_properties(index=-1) -> (name, total_memory, major, minor, multiprocessors)"},
+    {"launch_blocking", py_launch_blocking, METH_NOARGS, "True when SCAFFOLD_LAUNCH_BLOCKING=1 (every stream runs synchronously)."},
+    {"_pause_stream_for_testing", py_pause_stream_for_testing, METH_VARARGS, "_pause_stream_for_testing(device, stream_id, paused): tests only."},
     {"manual_seed", py_manual_seed, METH_VARARGS, "manual_seed(index, seed)"},
     {"seed", py_seed, METH_VARARGS, "seed(index=-1) -> int: non-deterministic reseed."},
     {"initial_seed", py_initial_seed, METH_VARARGS, "initial_seed(index=-1) -> int"},
@@ -332,7 +381,9 @@ PyMODINIT_FUNC PyInit__C() {
   }
   // Fail the import, naming the variable, if the configuration is invalid.
   PyObject* ok = guarded([] {
-    (void)device_count();
+    if (device_count() > 0) {
+      (void)memory_capacity(0); // reads SCAFFOLD_DEVICE_MEMORY_CAPACITY
+    }
     (void)memory_protection_enabled();
     Py_RETURN_NONE;
   });

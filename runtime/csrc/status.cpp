@@ -4,27 +4,41 @@
 
 namespace scaffold::runtime::detail {
 
-void fail_runtime_call(
+void fail_driver_call(
     const char* call_text,
-    int error_code,
+    drvError_t error,
     const char* file,
     int line) {
   // TORCH_CHECK records *this* file as the source; the caller's location is
   // the useful one, so it goes into the message itself.
-  TORCH_CHECK(
-      false,
+  const std::string detail = drvGetLastErrorMessage();
+  TORCH_CHECK_WITH(
+      Error,
+      error != drvErrorMemoryAllocation,
       c10::get_privateuse1_backend(),
-      " runtime call `",
+      " driver call `",
       call_text,
       "` failed at ",
       file,
       ":",
       line,
       ": ",
-      c10::utils::str_error(error_code),
-      " (errno ",
-      error_code,
-      ")");
+      drvGetErrorName(error),
+      detail.empty() ? "" : ": ",
+      detail);
+  TORCH_CHECK_WITH(
+      OutOfMemoryError,
+      false,
+      c10::get_privateuse1_backend(),
+      " driver call `",
+      call_text,
+      "` failed at ",
+      file,
+      ":",
+      line,
+      ": out of device memory",
+      detail.empty() ? "" : ": ",
+      detail);
 }
 
 } // namespace scaffold::runtime::detail

@@ -2,12 +2,14 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
+#include <mutex>
+#include <unordered_map>
 
 #include <c10/core/DeviceType.h>
 #include <c10/util/Exception.h>
 
 #include "device.h"
+#include "status.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -15,16 +17,21 @@ namespace {
 constexpr c10::StreamId kFirstHighPriority = kStreamPoolSize + 1;
 constexpr c10::StreamId kFirstNewStream = 2 * kStreamPoolSize + 1;
 
-// Per device: round-robin cursors into the pools and the next fresh id.
-struct StreamIds {
+// Per device: round-robin cursors into the pools, the next fresh id, and
+// the driver stream behind each id handed out.
+struct DeviceStreams {
   std::atomic<uint32_t> normal_cursor{0};
   std::atomic<uint32_t> high_cursor{0};
   std::atomic<c10::StreamId> next_new{kFirstNewStream};
+  // Ids below kFirstNewStream (default + pools): created on first use.
+  std::array<std::atomic<drvStream_t>, kFirstNewStream> fixed{};
+  std::mutex mutex; // creation and `created`
+  std::unordered_map<c10::StreamId, drvStream_t> created; // new_stream() ids
 };
 
-StreamIds& ids(c10::DeviceIndex device) {
-  static std::array<StreamIds, kMaxDevices> all;
-  return all[device];
+DeviceStreams& streams(c10::DeviceIndex device) {
+  static auto* all = new std::array<DeviceStreams, kMaxDevices>(); // leaked: used at exit
+  return (*all)[device];
 }
 
 // The calling thread's current stream id per device; 0 = default stream.
@@ -34,11 +41,48 @@ c10::Stream make_stream(c10::DeviceIndex device, c10::StreamId id) {
   return c10::Stream(c10::Stream::UNSAFE, make_device(device), id);
 }
 
+// Driver streams are created on the driver's current device.
+drvStream_t create_driver_stream(c10::DeviceIndex device, int priority) {
+  int previous = 0;
+  SCAFFOLD_DRIVER_CHECK(drvGetDevice(&previous));
+  SCAFFOLD_DRIVER_CHECK(drvSetDevice(device));
+  drvStream_t stream = nullptr;
+  const drvError_t status = drvStreamCreate(&stream, priority);
+  (void)drvSetDevice(previous);
+  SCAFFOLD_DRIVER_CHECK(status);
+  return stream;
+}
+
+drvStream_t lookup(c10::DeviceIndex device, c10::StreamId id) {
+  DeviceStreams& all = streams(device);
+  if (id < kFirstNewStream) {
+    drvStream_t found = all.fixed[id].load(std::memory_order_acquire);
+    if (C10_LIKELY(found != nullptr)) {
+      return found;
+    }
+    std::lock_guard<std::mutex> lock(all.mutex);
+    found = all.fixed[id].load(std::memory_order_relaxed);
+    if (found == nullptr) {
+      if (id == 0) {
+        SCAFFOLD_DRIVER_CHECK(drvStreamGetDefault(&found, device));
+      } else {
+        found = create_driver_stream(device, id >= kFirstHighPriority ? -1 : 0);
+      }
+      all.fixed[id].store(found, std::memory_order_release);
+    }
+    return found;
+  }
+  std::lock_guard<std::mutex> lock(all.mutex);
+  auto it = all.created.find(id);
+  TORCH_CHECK(it != all.created.end(), "unknown ", c10::get_privateuse1_backend(), " stream id ", id);
+  return it->second;
+}
+
 struct Event {
   c10::DeviceIndex device;
   c10::EventFlag flag;
+  drvEvent_t handle;
   uint64_t sequence = 0; // 0: never recorded
-  std::chrono::steady_clock::time_point recorded_at;
 };
 
 std::atomic<uint64_t> g_event_sequence{0};
@@ -52,15 +96,19 @@ c10::Stream default_stream(c10::DeviceIndex device) {
 
 c10::Stream stream_from_pool(c10::DeviceIndex device, bool high_priority) {
   check_device_index(device);
-  auto& cursor = high_priority ? ids(device).high_cursor : ids(device).normal_cursor;
+  auto& cursor = high_priority ? streams(device).high_cursor : streams(device).normal_cursor;
   const auto slot = static_cast<c10::StreamId>(cursor.fetch_add(1) % kStreamPoolSize);
   return make_stream(device, (high_priority ? kFirstHighPriority : 1) + slot);
 }
 
-c10::Stream new_stream(c10::DeviceIndex device, int /*priority*/) {
+c10::Stream new_stream(c10::DeviceIndex device, int priority) {
   check_device_index(device);
-  // Priorities do not matter when nothing runs concurrently.
-  return make_stream(device, ids(device).next_new.fetch_add(1));
+  drvStream_t stream = create_driver_stream(device, priority);
+  DeviceStreams& all = streams(device);
+  std::lock_guard<std::mutex> lock(all.mutex);
+  const c10::StreamId id = all.next_new.fetch_add(1);
+  all.created.emplace(id, stream);
+  return make_stream(device, id);
 }
 
 void check_stream(const c10::Stream& stream) {
@@ -73,13 +121,37 @@ void check_stream(const c10::Stream& stream) {
   check_device_index(stream.device_index());
   const auto id = stream.id();
   TORCH_CHECK(
-      id >= 0 && id < ids(stream.device_index()).next_new.load(),
+      id >= 0 && id < streams(stream.device_index()).next_new.load(),
       "unknown ",
       c10::get_privateuse1_backend(),
       " stream id ",
       id,
       " on ",
       device_string(stream.device_index()));
+}
+
+drvStream_t driver_stream(const c10::Stream& stream) {
+  check_stream(stream);
+  return lookup(stream.device_index(), stream.id());
+}
+
+drvStream_t current_driver_stream(c10::DeviceIndex device) {
+  check_device_index(device);
+  return lookup(device, t_current_stream[device]);
+}
+
+int stream_priority(const c10::Stream& stream) {
+  int priority = 0;
+  SCAFFOLD_DRIVER_CHECK(drvStreamGetPriority(driver_stream(stream), &priority));
+  return priority;
+}
+
+void wait_for_current_stream(c10::DeviceIndex device) {
+  SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(lookup(device, t_current_stream[device])));
+}
+
+void pause_stream_for_testing(const c10::Stream& stream, bool paused) {
+  SCAFFOLD_DRIVER_CHECK(drvTestingPauseStream(driver_stream(stream), paused ? 1 : 0));
 }
 
 c10::Stream current_stream(c10::DeviceIndex device) {
@@ -96,16 +168,26 @@ c10::Stream exchange_stream(const c10::Stream& stream) {
 }
 
 bool query_stream(const c10::Stream& stream) {
-  check_stream(stream);
+  const drvError_t status = drvStreamQuery(driver_stream(stream));
+  if (status == drvErrorNotReady) {
+    return false;
+  }
+  SCAFFOLD_DRIVER_CHECK(status);
   return true;
 }
 
 void synchronize_stream(const c10::Stream& stream) {
-  check_stream(stream);
+  SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(driver_stream(stream)));
 }
 
 void synchronize_device(c10::DeviceIndex device) {
   check_device_index(device);
+  int previous = 0;
+  SCAFFOLD_DRIVER_CHECK(drvGetDevice(&previous));
+  SCAFFOLD_DRIVER_CHECK(drvSetDevice(device));
+  const drvError_t status = drvDeviceSynchronize();
+  (void)drvSetDevice(previous);
+  SCAFFOLD_DRIVER_CHECK(status);
 }
 
 void record_event(
@@ -126,7 +208,11 @@ void record_event(
       device_string(stream.device_index()));
   auto* e = static_cast<Event*>(*event);
   if (e == nullptr) {
-    e = new Event{device, flag, 0, {}};
+    drvEvent_t handle = nullptr;
+    const unsigned flags =
+        flag == c10::EventFlag::BACKEND_DEFAULT ? DRV_EVENT_DEFAULT : DRV_EVENT_DISABLE_TIMING;
+    SCAFFOLD_DRIVER_CHECK(drvEventCreate(&handle, flags));
+    e = new Event{device, flag, handle, 0};
     *event = e;
   } else {
     TORCH_CHECK(
@@ -136,27 +222,42 @@ void record_event(
         " but is recorded on ",
         device_string(device));
   }
-  // Work is done by the time record() is called, so the record time is
-  // also the completion time.
+  SCAFFOLD_DRIVER_CHECK(drvEventRecord(e->handle, driver_stream(stream)));
   e->sequence = g_event_sequence.fetch_add(1) + 1;
-  e->recorded_at = std::chrono::steady_clock::now();
 }
 
 void block_on_event(void* event, const c10::Stream& stream) {
-  check_stream(stream);
-  // Everything recorded has completed: nothing to wait for.
-  (void)event;
+  drvStream_t waiter = driver_stream(stream);
+  if (event == nullptr) {
+    return; // never recorded: nothing to wait for
+  }
+  SCAFFOLD_DRIVER_CHECK(drvStreamWaitEvent(waiter, static_cast<Event*>(event)->handle));
 }
 
-bool query_event(void* /*event*/) {
-  // Never recorded -> true by contract; recorded -> already complete.
+bool query_event(void* event) {
+  if (event == nullptr) {
+    return true; // never recorded -> complete, by contract
+  }
+  const drvError_t status = drvEventQuery(static_cast<Event*>(event)->handle);
+  if (status == drvErrorNotReady) {
+    return false;
+  }
+  SCAFFOLD_DRIVER_CHECK(status);
   return true;
 }
 
-void synchronize_event(void* /*event*/) {}
+void synchronize_event(void* event) {
+  if (event != nullptr) {
+    SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(static_cast<Event*>(event)->handle));
+  }
+}
 
 void destroy_event(void* event) noexcept {
-  delete static_cast<Event*>(event);
+  if (event != nullptr) {
+    auto* e = static_cast<Event*>(event);
+    (void)drvEventDestroy(e->handle); // noexcept path: nothing to report
+    delete e;
+  }
 }
 
 double event_elapsed_ms(void* start, void* end, c10::DeviceIndex device) {
@@ -173,9 +274,12 @@ double event_elapsed_ms(void* start, void* end, c10::DeviceIndex device) {
       a->device == device && b->device == device,
       "elapsed_time: events must be recorded on ",
       device_string(device));
-  const std::chrono::duration<double, std::milli> elapsed =
-      b->recorded_at - a->recorded_at;
-  return elapsed.count();
+  // As in CUDA, elapsed time needs completed events: wait for them.
+  SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(a->handle));
+  SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(b->handle));
+  float ms = 0;
+  SCAFFOLD_DRIVER_CHECK(drvEventElapsedTime(&ms, a->handle, b->handle));
+  return ms;
 }
 
 uint64_t event_sequence_number(void* event) {

@@ -1,11 +1,10 @@
-// Streams and events for a device whose work runs synchronously.
-//
-// Kernels execute on the calling thread before the op returns, so every
-// stream is always idle and every recorded event has already happened. We
-// still keep the bookkeeping PyTorch code observes -- stream identities,
-// the current stream per thread and device, event ordering and timing -- so
-// code written for CUDA-like devices (torch.Stream, torch.Event, stream
-// context managers, non_blocking copies) runs unchanged.
+// Streams and events: c10::Stream / c10::Event on top of the driver's
+// streams and events (driver/scaffold_driver.h), which run their work
+// asynchronously and in order. Copies are enqueued on the current stream;
+// compute kernels wait for their device's current stream before they touch
+// memory (wait_for_current_stream), so they are ordered after earlier work
+// on it. torch.Stream, torch.Event, stream context managers and
+// non_blocking copies behave as on CUDA.
 //
 // Stream ids per device: 0 is the default stream; 1..kStreamPoolSize the
 // normal-priority pool, the next kStreamPoolSize ids the high-priority pool,
@@ -15,6 +14,8 @@
 #include <c10/core/Device.h>
 #include <c10/core/Stream.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include "scaffold_driver.h"
 
 namespace scaffold::runtime {
 
@@ -35,13 +36,28 @@ c10::Stream exchange_stream(const c10::Stream& stream);
 // Throws unless `stream` is a stream of this backend that was handed out.
 void check_stream(const c10::Stream& stream);
 
-bool query_stream(const c10::Stream& stream); // always idle
+// The driver stream behind `stream` (created on first use).
+drvStream_t driver_stream(const c10::Stream& stream);
+// The driver stream of the calling thread's current stream on `device`.
+drvStream_t current_driver_stream(c10::DeviceIndex device);
+int stream_priority(const c10::Stream& stream);
+
+// Blocks until the calling thread's current stream on `device` has no
+// pending work: run before host code (a kernel running on the host, the
+// CPU fallback) reads or writes that device's memory. Cheap when idle.
+void wait_for_current_stream(c10::DeviceIndex device);
+
+// Testing only: a paused stream queues work but runs none (see
+// drvTestingPauseStream).
+void pause_stream_for_testing(const c10::Stream& stream, bool paused);
+
+bool query_stream(const c10::Stream& stream);
 void synchronize_stream(const c10::Stream& stream);
 void synchronize_device(c10::DeviceIndex device);
 
 // Events are opaque handles created on first record (the
-// DeviceGuardImplInterface protocol). A record stamps a process-wide,
-// monotonically increasing sequence number and the host time.
+// DeviceGuardImplInterface protocol), each owning a driver event. A record
+// also stamps a process-wide, monotonically increasing sequence number.
 void record_event(
     void** event,
     const c10::Stream& stream,

@@ -26,6 +26,8 @@ from typing import Any
 
 import torch
 
+from ._streams import add_stream_api
+
 _DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
 _lock = threading.Lock()
 _installed: dict[str, types.ModuleType] = {}
@@ -249,5 +251,6 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
         setattr(mod, fn.__name__, fn)
     mod.device_count = c.device_count
     mod.current_device = c.current_device
+    add_stream_api(mod, name, c, index)
     mod.is_initialized = lambda: True
     return mod

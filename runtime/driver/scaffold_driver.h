@@ -1,0 +1,160 @@
+/*
+ * The driver seam: everything the PyTorch side (runtime/csrc) asks of the
+ * device, as a small C API in the style of CUDA's runtime API.
+ *
+ * A hardware team implements these functions with their SDK and keeps the
+ * rest of runtime/ as it is. This directory ships the *simulated* driver
+ * (simulated_*.cpp): device memory in host RAM, protected against accidental
+ * host access, and one worker thread per stream running its work in order.
+ * runtime/README.md has the porting table: what each function must
+ * guarantee.
+ *
+ * Rules for every function:
+ *   - Plain C types only; no exceptions cross this boundary. Every function
+ *     returns a drvError_t; drvGetLastErrorMessage() gives the calling
+ *     thread's detail text for its last failure.
+ *   - Thread-safe. The current device is per thread.
+ *   - A null drvStream_t means the current device's default stream.
+ *   - Work on one stream runs in the order it was enqueued; work on
+ *     different streams is unordered unless joined by an event
+ *     (drvStreamWaitEvent).
+ */
+#ifndef SCAFFOLD_DRIVER_H
+#define SCAFFOLD_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum drvError {
+  drvSuccess = 0,
+  drvErrorInvalidValue = 1, /* a bad argument (null pointer, size, ...) */
+  drvErrorInvalidDevice = 2, /* device index out of range */
+  drvErrorMemoryAllocation = 3, /* out of device (or pinned host) memory */
+  drvErrorInvalidHandle = 4, /* unknown stream / event / pointer */
+  drvErrorNotReady = 5, /* query: work still pending (not a failure) */
+  drvErrorOsCall = 6, /* an operating-system call failed (message says which) */
+  drvErrorForkedProcess = 7, /* device used in a child forked after first use */
+  drvErrorNotSupported = 8, /* this driver does not offer the feature */
+  drvErrorConfiguration = 9, /* malformed environment configuration */
+} drvError_t;
+
+typedef struct drvStream_st* drvStream_t;
+typedef struct drvEvent_st* drvEvent_t;
+
+typedef enum drvMemcpyKind {
+  drvMemcpyHostToDevice = 0,
+  drvMemcpyDeviceToHost = 1,
+  drvMemcpyDeviceToDevice = 2,
+} drvMemcpyKind;
+
+typedef struct drvDeviceProperties {
+  char name[64];
+  size_t total_memory; /* bytes one device can hold */
+  int capability_major;
+  int capability_minor;
+  int multiprocessor_count;
+} drvDeviceProperties;
+
+/* Event flags (drvEventCreate). */
+#define DRV_EVENT_DEFAULT 0u
+#define DRV_EVENT_DISABLE_TIMING 1u
+
+/* ---- Errors ------------------------------------------------------------- */
+const char* drvGetErrorName(drvError_t error);
+/* Detail of the calling thread's last failed call ("" if none). */
+const char* drvGetLastErrorMessage(void);
+
+/* ---- Devices ------------------------------------------------------------ */
+drvError_t drvGetDeviceCount(int* count);
+drvError_t drvGetDevice(int* device);
+drvError_t drvSetDevice(int device);
+drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device);
+/* Waits for all work on every stream of the current device. */
+drvError_t drvDeviceSynchronize(void);
+/* 1 when every stream runs synchronously (SCAFFOLD_LAUNCH_BLOCKING=1). */
+drvError_t drvGetLaunchBlocking(int* blocking);
+
+/* ---- Device memory ------------------------------------------------------ */
+/* Allocates on the current device. Device memory is not host-addressable:
+ * only the functions below (and drvHostPointer) reach it. */
+drvError_t drvMalloc(void** device_ptr, size_t size);
+drvError_t drvFree(void* device_ptr);
+/* Device holding `ptr` (anywhere inside an allocation). */
+drvError_t drvPointerGetDevice(int* device, const void* ptr);
+/* Host-accessible address of device memory, for a device whose kernels run
+ * on the host (the simulator). Lock-free; drvErrorInvalidHandle for memory
+ * that is not device memory. A real device returns drvErrorNotSupported. */
+drvError_t drvHostPointer(void** host_ptr, const void* device_ptr);
+/* 1 when device memory faults on direct host access (the default; turned
+ * off with SCAFFOLD_PROTECT_MEMORY=0 to measure its cost). */
+drvError_t drvMemoryProtectionEnabled(int* enabled);
+/* 1 in a child forked after this process used device memory. */
+drvError_t drvInForkedChild(int* forked);
+
+/* ---- Pinned (page-locked) host memory ----------------------------------- */
+drvError_t drvHostAlloc(void** host_ptr, size_t size);
+drvError_t drvHostFree(void* host_ptr);
+
+/* ---- Copies and memset --------------------------------------------------- */
+/* Synchronous: waits for the current device's default stream first, like
+ * cudaMemcpy, and returns when the copy is complete. */
+drvError_t drvMemcpy(void* dst, const void* src, size_t size, drvMemcpyKind kind);
+/* Enqueued on `stream`; host memory must stay valid until it completes. */
+drvError_t drvMemcpyAsync(
+    void* dst,
+    const void* src,
+    size_t size,
+    drvMemcpyKind kind,
+    drvStream_t stream);
+drvError_t drvMemset(void* device_ptr, int value, size_t size);
+drvError_t drvMemsetAsync(void* device_ptr, int value, size_t size, drvStream_t stream);
+
+/* ---- Kernels -------------------------------------------------------------- */
+/* Enqueues fn(user_data) on `stream`: the launch of a kernel that the host
+ * runs (the simulator's kernels are host functions). */
+drvError_t drvLaunchHostFunc(drvStream_t stream, void (*fn)(void*), void* user_data);
+
+/* ---- Streams -------------------------------------------------------------- */
+/* Lower numbers are higher priority, as in CUDA: greatest <= least. */
+drvError_t drvDeviceGetStreamPriorityRange(int* least, int* greatest);
+/* A new stream on the current device. */
+drvError_t drvStreamCreate(drvStream_t* stream, int priority);
+/* Waits for the stream's work, then releases it. */
+drvError_t drvStreamDestroy(drvStream_t stream);
+/* The default stream of `device` (never destroyed). */
+drvError_t drvStreamGetDefault(drvStream_t* stream, int device);
+/* drvSuccess when all enqueued work is done, drvErrorNotReady otherwise. */
+drvError_t drvStreamQuery(drvStream_t stream);
+drvError_t drvStreamSynchronize(drvStream_t stream);
+drvError_t drvStreamGetPriority(drvStream_t stream, int* priority);
+drvError_t drvStreamGetDevice(drvStream_t stream, int* device);
+/* Work enqueued on `stream` after this call starts once `event`'s last
+ * record (as of this call) has completed. */
+drvError_t drvStreamWaitEvent(drvStream_t stream, drvEvent_t event);
+
+/* ---- Events ---------------------------------------------------------------- */
+drvError_t drvEventCreate(drvEvent_t* event, unsigned flags);
+drvError_t drvEventDestroy(drvEvent_t event);
+/* Completes when all work enqueued on `stream` before it has completed. */
+drvError_t drvEventRecord(drvEvent_t event, drvStream_t stream);
+/* drvSuccess when the last record completed (or never recorded). */
+drvError_t drvEventQuery(drvEvent_t event);
+drvError_t drvEventSynchronize(drvEvent_t event);
+/* Milliseconds between two completed records of timing events. */
+drvError_t drvEventElapsedTime(float* ms, drvEvent_t start, drvEvent_t end);
+
+/* ---- Testing hooks (not part of the porting surface) ----------------------- */
+/* While paused, a stream accepts work but runs none of it: tests use this to
+ * observe that work is really asynchronous without relying on timing.
+ * drvErrorNotSupported in launch-blocking mode. */
+drvError_t drvTestingPauseStream(drvStream_t stream, int paused);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SCAFFOLD_DRIVER_H */

@@ -1,0 +1,51 @@
+// Internals shared by the simulated driver's files (not part of the API).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "scaffold_driver.h"
+
+namespace scaffold::driver {
+
+// Hard upper bound on devices; each reserves its own slice of address space.
+constexpr int kMaxDevices = 64;
+// Address space reserved per device; also the most one device can hold.
+constexpr uint64_t kDeviceAddressSpan = uint64_t{256} << 30; // 256 GiB
+
+// Configuration read once from the environment. `error` is non-empty when a
+// variable is malformed; every call that depends on it then fails with
+// drvErrorConfiguration and that text.
+struct Config {
+  int device_count = 2; // SCAFFOLD_DEVICE_COUNT
+  bool protect_memory = true; // SCAFFOLD_PROTECT_MEMORY
+  bool launch_blocking = false; // SCAFFOLD_LAUNCH_BLOCKING
+  uint64_t physical_memory = 0;
+  std::string error;
+};
+const Config& config();
+
+// Records `message` as the calling thread's last error detail and returns
+// `error` (for `return fail(...)`).
+drvError_t fail(drvError_t error, std::string message);
+// The OS call `what` failed with errno: drvErrorOsCall with its text.
+drvError_t fail_os(const char* what);
+
+// drvSuccess, or the configuration / device-index error.
+drvError_t check_config();
+drvError_t check_device(int device);
+int current_device_unchecked();
+
+// Streams (simulated_streams.cpp).
+// Runs `work` on `stream` (null: current device's default) after the work
+// enqueued before it; inline when launch blocking.
+drvError_t enqueue(drvStream_t stream, std::function<void()> work);
+// Waits for every stream of `device`.
+drvError_t synchronize_device(int device);
+
+// Memory (simulated_memory.cpp): the host address of [device_ptr, +size),
+// or nullptr when that is not device memory.
+void* translate(const void* device_ptr, size_t size) noexcept;
+
+} // namespace scaffold::driver

@@ -1,0 +1,198 @@
+// The simulated driver: errors, configuration, devices.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <strings.h>
+
+#include "simulated.h"
+
+namespace scaffold::driver {
+namespace {
+
+thread_local std::string t_last_error;
+thread_local int t_current_device = 0;
+
+const char* env_value(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0' ? value : nullptr;
+}
+
+// 1/0, true/false, on/off, yes/no, any case; false + error when malformed.
+bool read_flag(const char* name, bool fallback, std::string& error) {
+  const char* value = env_value(name);
+  if (value == nullptr) {
+    return fallback;
+  }
+  for (const char* yes : {"1", "true", "on", "yes"}) {
+    if (strcasecmp(value, yes) == 0) {
+      return true;
+    }
+  }
+  for (const char* no : {"0", "false", "off", "no"}) {
+    if (strcasecmp(value, no) == 0) {
+      return false;
+    }
+  }
+  if (error.empty()) {
+    error = std::string(name) + "='" + value + "' is not a flag (use 1/0, true/false, on/off, yes/no)";
+  }
+  return fallback;
+}
+
+int read_count(const char* name, int fallback, std::string& error) {
+  const char* value = env_value(name);
+  if (value == nullptr) {
+    return fallback;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const long parsed = std::strtol(value, &end, 10);
+  if (errno != 0 || *end != '\0' || parsed < 0 || parsed > kMaxDevices) {
+    if (error.empty()) {
+      error = std::string(name) + "='" + value + "' must be an integer in 0.." + std::to_string(kMaxDevices);
+    }
+    return fallback;
+  }
+  return static_cast<int>(parsed);
+}
+
+} // namespace
+
+const Config& config() {
+  static const Config cfg = [] {
+    Config c;
+    c.device_count = read_count("SCAFFOLD_DEVICE_COUNT", 2, c.error);
+    c.protect_memory = read_flag("SCAFFOLD_PROTECT_MEMORY", true, c.error);
+    c.launch_blocking = read_flag("SCAFFOLD_LAUNCH_BLOCKING", false, c.error);
+    c.physical_memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+        static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    return c;
+  }();
+  return cfg;
+}
+
+drvError_t fail(drvError_t error, std::string message) {
+  t_last_error = std::move(message);
+  return error;
+}
+
+drvError_t fail_os(const char* what) {
+  const int code = errno;
+  return fail(drvErrorOsCall, std::string(what) + ": " + std::strerror(code) + " (errno " + std::to_string(code) + ")");
+}
+
+drvError_t check_config() {
+  const Config& c = config();
+  return c.error.empty() ? drvSuccess : fail(drvErrorConfiguration, c.error);
+}
+
+drvError_t check_device(int device) {
+  if (drvError_t status = check_config(); status != drvSuccess) {
+    return status;
+  }
+  const int count = config().device_count;
+  if (device < 0 || device >= count) {
+    return fail(
+        drvErrorInvalidDevice,
+        "invalid device index " + std::to_string(device) + ": " +
+            (count == 0 ? std::string("no devices are available")
+                        : "valid indices are 0.." + std::to_string(count - 1)) +
+            " (device count is set by SCAFFOLD_DEVICE_COUNT)");
+  }
+  return drvSuccess;
+}
+
+int current_device_unchecked() {
+  return t_current_device;
+}
+
+} // namespace scaffold::driver
+
+using namespace scaffold::driver;
+
+extern "C" {
+
+const char* drvGetErrorName(drvError_t error) {
+  switch (error) {
+    case drvSuccess: return "drvSuccess";
+    case drvErrorInvalidValue: return "drvErrorInvalidValue";
+    case drvErrorInvalidDevice: return "drvErrorInvalidDevice";
+    case drvErrorMemoryAllocation: return "drvErrorMemoryAllocation";
+    case drvErrorInvalidHandle: return "drvErrorInvalidHandle";
+    case drvErrorNotReady: return "drvErrorNotReady";
+    case drvErrorOsCall: return "drvErrorOsCall";
+    case drvErrorForkedProcess: return "drvErrorForkedProcess";
+    case drvErrorNotSupported: return "drvErrorNotSupported";
+    case drvErrorConfiguration: return "drvErrorConfiguration";
+  }
+  return "unknown driver error";
+}
+
+const char* drvGetLastErrorMessage(void) {
+  return t_last_error.c_str();
+}
+
+drvError_t drvGetDeviceCount(int* count) {
+  if (count == nullptr) {
+    return fail(drvErrorInvalidValue, "drvGetDeviceCount: null count");
+  }
+  if (drvError_t status = check_config(); status != drvSuccess) {
+    return status;
+  }
+  *count = config().device_count;
+  return drvSuccess;
+}
+
+drvError_t drvGetDevice(int* device) {
+  if (device == nullptr) {
+    return fail(drvErrorInvalidValue, "drvGetDevice: null device");
+  }
+  *device = t_current_device;
+  return drvSuccess;
+}
+
+drvError_t drvSetDevice(int device) {
+  if (drvError_t status = check_device(device); status != drvSuccess) {
+    return status;
+  }
+  t_current_device = device;
+  return drvSuccess;
+}
+
+drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device) {
+  if (props == nullptr) {
+    return fail(drvErrorInvalidValue, "drvGetDeviceProperties: null props");
+  }
+  if (drvError_t status = check_device(device); status != drvSuccess) {
+    return status;
+  }
+  *props = drvDeviceProperties{};
+  std::snprintf(props->name, sizeof(props->name), "Scaffold simulated device %d", device);
+  props->total_memory = static_cast<size_t>(std::min<uint64_t>(config().physical_memory, kDeviceAddressSpan));
+  props->capability_major = 1;
+  props->capability_minor = 0;
+  props->multiprocessor_count = 1;
+  return drvSuccess;
+}
+
+drvError_t drvDeviceSynchronize(void) {
+  return synchronize_device(t_current_device);
+}
+
+drvError_t drvGetLaunchBlocking(int* blocking) {
+  if (blocking == nullptr) {
+    return fail(drvErrorInvalidValue, "drvGetLaunchBlocking: null argument");
+  }
+  if (drvError_t status = check_config(); status != drvSuccess) {
+    return status;
+  }
+  *blocking = config().launch_blocking ? 1 : 0;
+  return drvSuccess;
+}
+
+} // extern "C"
