@@ -50,6 +50,7 @@ _RUNTIME_SOURCE_DIRECTORIES = ("csrc", "driver")
 _RUNTIME_SOURCE_SUFFIXES = (".h", ".cpp")
 # The device-name-agnostic Python side of the runtime.
 _COPIED_PYTHON_MODULES = ("_device.py", "_streams.py", "distributed.py")
+CONFORMANCE_PACKAGE = "conformance"
 # cmake/: how the build finds torch, and the supported torch releases (torch-requirement.txt).
 _RUNTIME_BUILD_SUFFIXES = (".cmake", ".py", ".txt")
 
@@ -140,6 +141,13 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
         files[f"python/{names.package}/{module}"] = (
             runtime / "python" / RUNTIME_PACKAGE / module
         ).read_text(encoding="utf-8")
+    # The OpInfo conformance harness (python -m <package>.conformance); its expectations file is
+    # the project's own (rendered by render_project_files), the code is the same everywhere.
+    conformance = runtime / "python" / RUNTIME_PACKAGE / CONFORMANCE_PACKAGE
+    for path in sorted(conformance.glob("*.py")):
+        files[f"python/{names.package}/{CONFORMANCE_PACKAGE}/{path.name}"] = path.read_text(
+            encoding="utf-8"
+        )
     return files
 
 
@@ -369,6 +377,9 @@ def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
         f"yaml/{names.device}.yaml": backend_yaml,
         "README.md": render("project/README.md.j2", **context),
         f"tests/test_{names.device}.py": render("project/test_backend.py.j2", **context),
+        f"python/{names.package}/{CONFORMANCE_PACKAGE}/expectations.toml": render(
+            "project/conformance_expectations.toml.j2", **context
+        ),
         f".github/workflows/{names.device}.yml": render("project/ci.yml.j2", **context),
         f".github/workflows/{names.device}-torch-upgrade.yml": render(
             "project/torch_upgrade.yml.j2", **context

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from torchgen.model import FunctionSchema, OperatorName
 
 from .errors import DeclarationsError, SourceLocation
+from .raising_defaults import RAISING_DEFAULT_KERNELS
 
 # The separator between the C++ declaration and its JSON metadata on every entry line.
 _ENTRY_SEPARATOR = "; // "
@@ -76,9 +77,15 @@ class Declaration:
         return str(self.name)
 
     @property
+    def default_raises(self) -> bool:
+        """The default kernel only raises for an out-of-tree backend (see raising_defaults)."""
+        return self.op_name in RAISING_DEFAULT_KERNELS
+
+    @property
     def required(self) -> bool:
-        """A backend must register a kernel (or rely on the fallback): no default kernel exists."""
-        return self.dispatch and not self.default
+        """A backend must register a kernel (or rely on the fallback): no default kernel exists,
+        or the default one only raises for an out-of-tree backend."""
+        return self.dispatch and (not self.default or self.default_raises)
 
     def require_schema(self) -> FunctionSchema:
         if self.schema is None:

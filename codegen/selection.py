@@ -53,6 +53,12 @@ class SelectedOp:
         notes = []
         if self.override:
             notes.append("override of a default kernel")
+        if self.declaration.default_raises:
+            notes.append(
+                "default kernel only raises for this backend"
+                + ("; the CPU fallback cannot run it: write a kernel"
+                   if self.status is OpStatus.BOXED_FALLBACK else "")
+            )
         if self.never_fallback:
             notes.append("never falls back")
         if self.symint:

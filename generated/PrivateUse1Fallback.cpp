@@ -4,7 +4,7 @@
 // Do not edit: run `scaffold-backend generate` to update it.
 // The CPU fallback of the foo backend, with the policy from yaml/foo.yaml:
 //   default: cpu; mode: host_view; warn once per op: yes;
-//   2 op(s) that must never fall back; 2 explicit per-op wrapper(s).
+//   1 op(s) that must never fall back; 2 explicit per-op wrapper(s).
 // Fallback counts are readable from Python: torch.ops.foo._fallback_counts().
 // clang-format off
 #include <ATen/native/CPUFallback.h>
@@ -33,9 +33,8 @@ constexpr bool kFallBackToCpuByDefault = true;
 constexpr bool kWarnOncePerOp = true;
 
 // fallback.never: ops that must never run on the CPU. Sorted, for binary search.
-constexpr std::array<std::string_view, 2> kNeverFallBack = {
-    "aten::_fft_c2c",
-    "aten::linalg_cholesky_ex.L",
+constexpr std::array<std::string_view, 1> kNeverFallBack = {
+    "aten::_cslt_sparse_mm",
 };
 
 // How often each op ran on the CPU. The fallback is slower than a kernel of the backend's own

@@ -23,6 +23,8 @@
 #include "native/bmm.h"
 #include "native/cat.h"
 #include "native/clamp.h"
+#include "native/convolution_backward_overrideable.h"
+#include "native/convolution_overrideable.h"
 #include "native/cos.h"
 #include "native/div.h"
 #include "native/empty.h"

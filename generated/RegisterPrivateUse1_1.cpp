@@ -2,11 +2,12 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 18 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 19 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from_and_resize.h"
 #include "native/_softmax_backward_data.h"
 #include "native/abs.h"
+#include "native/convolution_overrideable.h"
 #include "native/div.h"
 #include "native/exp.h"
 #include "native/gather.h"
@@ -46,6 +47,15 @@ at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, 
 at::Tensor wrapper_abs(const at::Tensor & self) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::abs(self);
+}
+
+at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::convolution_overrideable", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::convolution_overrideable", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::convolution_overrideable", "bias");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(input));
+  return foo::convolution_overrideable(input, weight, bias, C10_AS_INTARRAYREF_SLOW(stride), C10_AS_INTARRAYREF_SLOW(padding), C10_AS_INTARRAYREF_SLOW(dilation), transposed, C10_AS_INTARRAYREF_SLOW(output_padding), groups.guard_int(__FILE__, __LINE__));
 }
 
 at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other) {
@@ -151,6 +161,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", TORCH_FN(wrapper__copy_from_and_resize));
   m.impl("_softmax_backward_data.out", TORCH_FN(wrapper__softmax_backward_data_out));
   m.impl("abs", TORCH_FN(wrapper_abs));
+  m.impl("convolution_overrideable", TORCH_FN(wrapper_convolution_overrideable));
   m.impl("div.Tensor", TORCH_FN(wrapper_div_Tensor));
   m.impl("exp", TORCH_FN(wrapper_exp));
   m.impl("gather.out", TORCH_FN(wrapper_gather_out));

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 30 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 31 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_local_scalar_dense.h"
 #include "native/_softmax.h"
@@ -12,6 +12,7 @@
 #include "native/argmax.h"
 #include "native/cat.h"
 #include "native/clamp.h"
+#include "native/convolution_backward_overrideable.h"
 #include "native/cos.h"
 #include "native/exp.h"
 #include "native/gelu.h"
@@ -88,6 +89,15 @@ at::Tensor & wrapper_cat_out(const at::ITensorListRef & tensors, int64_t dim, at
 at::Tensor & wrapper_clamp_out(const at::Tensor & self, const ::std::optional<at::Scalar> & min, const ::std::optional<at::Scalar> & max, at::Tensor & out) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::clamp_out(self, min, max, out);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_convolution_backward_overrideable(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & weight, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups, ::std::array<bool,3> output_mask) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::convolution_backward_overrideable", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, input, "aten::convolution_backward_overrideable", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::convolution_backward_overrideable", "weight");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(grad_output));
+  return foo::convolution_backward_overrideable(grad_output, input, weight, C10_AS_INTARRAYREF_SLOW(stride), C10_AS_INTARRAYREF_SLOW(padding), C10_AS_INTARRAYREF_SLOW(dilation), transposed, C10_AS_INTARRAYREF_SLOW(output_padding), groups.guard_int(__FILE__, __LINE__), output_mask);
 }
 
 at::Tensor & wrapper_cos_out(const at::Tensor & self, at::Tensor & out) {
@@ -226,6 +236,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("argmax.out", TORCH_FN(wrapper_argmax_out));
   m.impl("cat.out", TORCH_FN(wrapper_cat_out));
   m.impl("clamp.out", TORCH_FN(wrapper_clamp_out));
+  m.impl("convolution_backward_overrideable", TORCH_FN(wrapper_convolution_backward_overrideable));
   m.impl("cos.out", TORCH_FN(wrapper_cos_out));
   m.impl("cos_", TORCH_FN(wrapper_cos_));
   m.impl("exp_", TORCH_FN(wrapper_exp_));

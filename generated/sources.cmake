@@ -34,6 +34,8 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/bmm.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/cat.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/clamp.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/convolution_backward_overrideable.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/convolution_overrideable.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/cos.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/div.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/empty.cpp"

@@ -145,7 +145,12 @@ def test_statuses(declarations) -> None:  # type: ignore[no-untyped-def]
     assert status["add.out"].status is OpStatus.BOXED_FALLBACK
     assert status["add_.Tensor"].status is OpStatus.COMPOSITE
     required = [op for op in selection.ops if op.declaration.required]
-    assert len(required) == 858
+    assert len(required) == 860  # 858 without a default kernel, and the two *_overrideable ops
+    conv = status["convolution_overrideable"]
+    assert conv.declaration.default and conv.declaration.required
+    assert conv.status is OpStatus.BOXED_FALLBACK
+    assert "default kernel only raises for this backend; the CPU fallback cannot run it: " \
+        "write a kernel" in conv.notes
     # Every required op has exactly one of the four statuses that handle it.
     assert {op.status for op in required} <= {OpStatus.NATIVE, OpStatus.EXPLICIT_FALLBACK, OpStatus.BOXED_FALLBACK}
     assert [op.group for op in selection.kernels] == ["abs", "add", "max_pool2d"]

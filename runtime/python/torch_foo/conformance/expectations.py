@@ -1,0 +1,113 @@
+"""The one reviewed file of the conformance sweep, `expectations.toml`: the CI subset, the ops that
+are not run (deny), the failures that are known (expected), and loosened tolerances. Every entry
+names its reason; an entry without one, or with an unknown key, is an error."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
+
+DTYPE_NAMES = ("float32", "float64", "complex64", "bool", "int64")
+
+
+class ExpectationsError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Entry:
+    op: str
+    """An OpInfo name with its variant: `add`, `nn.functional.conv2d`, `max.reduction_with_dim`."""
+    dtypes: tuple[str, ...]
+    """Empty: every dtype."""
+    reason: str
+    atol: float | None = None
+    rtol: float | None = None
+
+    def matches(self, op: str, dtype: str) -> bool:
+        return self.op == op and (not self.dtypes or dtype in self.dtypes)
+
+
+@dataclass(frozen=True)
+class Expectations:
+    ci_ops: tuple[str, ...]
+    deny: tuple[Entry, ...]
+    expected_failure: tuple[Entry, ...]
+    tolerance: tuple[Entry, ...]
+
+    def denied(self, op: str, dtype: str) -> Entry | None:
+        return next((e for e in self.deny if e.matches(op, dtype)), None)
+
+    def expected(self, op: str, dtype: str) -> Entry | None:
+        return next((e for e in self.expected_failure if e.matches(op, dtype)), None)
+
+    def tolerance_for(self, op: str, dtype: str) -> Entry | None:
+        return next((e for e in self.tolerance if e.matches(op, dtype)), None)
+
+
+_SECTION_KEYS = {
+    "deny": {"op", "dtypes", "reason"},
+    "expected_failure": {"op", "dtypes", "reason"},
+    "tolerance": {"op", "dtypes", "reason", "atol", "rtol"},
+}
+
+
+def _entries(data: dict, section: str, path: Path) -> tuple[Entry, ...]:
+    entries = []
+    for number, raw in enumerate(data.get(section, []), start=1):
+        where = f"{path.name}: [[{section}]] entry {number}"
+        if not isinstance(raw, dict):
+            raise ExpectationsError(f"{where}: expected a table")
+        unknown = sorted(set(raw) - _SECTION_KEYS[section])
+        if unknown:
+            raise ExpectationsError(
+                f"{where}: unknown key(s) {', '.join(unknown)}; valid: "
+                f"{', '.join(sorted(_SECTION_KEYS[section]))}"
+            )
+        if not isinstance(raw.get("op"), str) or not raw["op"]:
+            raise ExpectationsError(f"{where}: 'op' (an OpInfo name) is required")
+        if not isinstance(raw.get("reason"), str) or not raw["reason"].strip():
+            raise ExpectationsError(f"{where} ({raw['op']}): every entry needs a 'reason'")
+        dtypes = tuple(raw.get("dtypes", ()))
+        bad = [d for d in dtypes if d not in DTYPE_NAMES]
+        if bad:
+            raise ExpectationsError(
+                f"{where} ({raw['op']}): unknown dtype(s) {bad}; valid: {', '.join(DTYPE_NAMES)}"
+            )
+        if section == "tolerance" and "atol" not in raw and "rtol" not in raw:
+            raise ExpectationsError(f"{where} ({raw['op']}): give 'atol', 'rtol' or both")
+        entries.append(
+            Entry(
+                op=raw["op"],
+                dtypes=dtypes,
+                reason=raw["reason"].strip(),
+                atol=raw.get("atol"),
+                rtol=raw.get("rtol"),
+            )
+        )
+    return tuple(entries)
+
+
+def load_expectations(path: Path = EXPECTATIONS_PATH) -> Expectations:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ExpectationsError(f"{path}: {error}") from None
+    unknown = sorted(set(data) - {"ci", *_SECTION_KEYS})
+    if unknown:
+        raise ExpectationsError(
+            f"{path.name}: unknown section(s) {', '.join(unknown)}; valid: ci, "
+            + ", ".join(sorted(_SECTION_KEYS))
+        )
+    ci = data.get("ci", {})
+    if set(ci) - {"ops", "reason"}:
+        raise ExpectationsError(f"{path.name}: [ci] takes 'ops' and 'reason' only")
+    return Expectations(
+        ci_ops=tuple(ci.get("ops", ())),
+        deny=_entries(data, "deny", path),
+        expected_failure=_entries(data, "expected_failure", path),
+        tolerance=_entries(data, "tolerance", path),
+    )
