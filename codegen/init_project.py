@@ -111,6 +111,10 @@ def render_package_files(names: ProjectNames, layout: ProjectLayout) -> dict[str
     }
 
 
+# The device-name agnostic modules of the reference package, copied into every backend package.
+_COPIED_PACKAGE_MODULES = ("_device.py", "_inductor.py")
+
+
 def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
     """The hand-written runtime, verbatim: C++ sources, CMakeLists.txt, the Python side."""
     runtime = data_dir("runtime")
@@ -128,9 +132,10 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
     )
     for source, target in _COPIED_FROM_RUNTIME.items():
         files[target] = (runtime / source).read_text(encoding="utf-8")
-    files[f"python/{names.package}/_device.py"] = (
-        runtime / "python" / RUNTIME_PACKAGE / "_device.py"
-    ).read_text(encoding="utf-8")
+    for module in _COPIED_PACKAGE_MODULES:
+        files[f"python/{names.package}/{module}"] = (
+            runtime / "python" / RUNTIME_PACKAGE / module
+        ).read_text(encoding="utf-8")
     return files
 
 

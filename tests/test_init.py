@@ -141,7 +141,8 @@ def test_new_project_shape(tmp_path: Path) -> None:
         if name.endswith((".h", ".cpp")):
             assert files[f"csrc/{name}"] == content
     assert files["CMakeLists.txt"] == (REPO / "runtime" / "CMakeLists.txt").read_bytes()
-    assert files["python/torch_bar/_device.py"] == (REPO / "runtime" / "python" / "torch_foo" / "_device.py").read_bytes()
+    for module in ("_device.py", "_inductor.py"):
+        assert files[f"python/torch_bar/{module}"] == (REPO / "runtime" / "python" / "torch_foo" / module).read_bytes()
     # The backend YAML: core ops plus --ops (view is a core op already), device and namespace.
     config = yaml.safe_load(files["yaml/bar.yaml"])
     assert config["device"] == "bar" and config["cpp_namespace"] == "bar"
