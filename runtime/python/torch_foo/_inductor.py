@@ -81,14 +81,6 @@ def compile_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
     return compile_fx(gm, example_inputs)
 
 
-def register_dynamo_backend(device_name: str) -> None:
-    """Make ``backend="<device_name>"`` name :func:`compile_backend`."""
-    from torch._dynamo.backends.registry import _BACKENDS, register_backend
-
-    if device_name not in _BACKENDS:
-        register_backend(compile_backend, name=device_name)
-
-
 _classes: dict[str, dict[str, Any]] = {}
 
 
@@ -101,14 +93,17 @@ def _codegen_classes(device_name: str) -> dict[str, Any]:
 def _make_codegen_classes(device_name: str) -> dict[str, Any]:
     from torch._inductor.codegen.cpp import CppScheduling
     from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
-    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+    from torch._inductor.codegen.wrapper import (
+        PythonWrapperCodegen,
+        SubgraphPythonWrapperCodegen,
+    )
     from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
 
     class DeviceScheduling(CppScheduling):
         """Inductor's C++ (OpenMP + vectorized) kernels, for device memory."""
 
-    class DeviceWrapperCodegen(PythonWrapperCodegen):
-        """The Python wrapper; C++ kernels get host views of device tensors."""
+    class HostViewKernelCalls(PythonWrapperCodegen):
+        """C++ kernels on this device get host views of their tensor arguments."""
 
         def write_header(self) -> None:
             super().write_header()
@@ -128,6 +123,26 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
                 for arg, arg_type in zip(call_args, arg_types, strict=True)
             ]
             self.writeline(self.wrap_kernel_call(kernel_name, wrapped))
+
+    class DeviceSubgraphWrapperCodegen(HostViewKernelCalls, SubgraphPythonWrapperCodegen):
+        """The wrapper of a subgraph (torch.cond branches, ...)."""
+
+    class DeviceWrapperCodegen(HostViewKernelCalls):
+        """The Python wrapper of a graph on this device."""
+
+        @staticmethod
+        def create(
+            is_subgraph: bool,
+            subgraph_name: str | None,
+            parent_wrapper: Any,
+            partition_signatures: Any = None,
+        ) -> Any:
+            # The base class's create() builds a plain PythonWrapperCodegen.
+            if is_subgraph:
+                return DeviceSubgraphWrapperCodegen(
+                    subgraph_name, parent_wrapper, partition_signatures
+                )
+            return DeviceWrapperCodegen()
 
     class DeviceCppWrapperCodegen(CppWrapperCpu):
         """Not supported: the C++ wrapper (cpp_wrapper=True, AOTInductor) would
