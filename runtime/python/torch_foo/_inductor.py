@@ -62,6 +62,7 @@ def register(device_name: str) -> None:
         for index in range(interface.device_count()):
             register_interface_for_device(f"{device_name}:{index}", interface)
         register_device_op_overrides(device_name, _device_op_overrides(device_name))
+        _treat_as_cpp_codegen_nodes(device_name)
         register_backend_for_device(
             device_name,
             classes["Scheduling"],
@@ -79,6 +80,28 @@ def compile_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
     from torch._inductor.compile_fx import compile_fx
 
     return compile_fx(gm, example_inputs)
+
+
+def _treat_as_cpp_codegen_nodes(device_name: str) -> None:
+    """Inductor's scheduler skips the loop reindexing and reordering that its C++ code generator
+    does not support by asking ``node.is_cpu()``. This device's kernels come from that same
+    generator, so its nodes must answer True too (else fusion of a reduction with a pointwise
+    node crashes in the scheduler, e.g. in a backward pass)."""
+    from torch._inductor import scheduler
+
+    node_class = scheduler.BaseSchedulerNode
+    if not hasattr(node_class, "is_cpu"):
+        return  # a torch without these checks
+    if hasattr(node_class, "_scaffold_cpp_devices"):
+        node_class._scaffold_cpp_devices = {*node_class._scaffold_cpp_devices, device_name}
+        return
+
+    def is_cpu(self: Any) -> bool:
+        device = self.get_device()
+        return device is not None and device.type in node_class._scaffold_cpp_devices
+
+    node_class._scaffold_cpp_devices = {"cpu", device_name}
+    node_class.is_cpu = is_cpu
 
 
 _classes: dict[str, dict[str, Any]] = {}
