@@ -2,7 +2,10 @@
 // the same memory: the runtime's host_view (memory_access.h) as an operator,
 // so Python code outside the kernels can hand device memory to a host
 // library without a copy. The distributed backend (python/<package>/
-// distributed.py) gives these views to Gloo.
+// distributed.py) gives these views to Gloo, and the code Inductor generates
+// for the device (python/<package>/_inductor.py) calls it on every tensor
+// argument of a compiled C++ kernel; for that, a CPU tensor passes through
+// unchanged.
 //
 // The view goes through the host mapping, so memory protection stays on: the
 // device view remains PROT_NONE. It has the device tensor's sizes, strides,
@@ -29,6 +32,10 @@ at::Tensor host_view_op(const at::Tensor& device_tensor) {
   return host_view(device_tensor);
 }
 
+at::Tensor cpu_tensor_as_is(const at::Tensor& cpu_tensor) {
+  return cpu_tensor;
+}
+
 } // namespace
 } // namespace scaffold::runtime
 
@@ -39,4 +46,8 @@ TORCH_LIBRARY_FRAGMENT(scaffold_runtime, m) {
 
 TORCH_LIBRARY_IMPL(scaffold_runtime, PrivateUse1, m) {
   m.impl("host_view", TORCH_FN(scaffold::runtime::host_view_op));
+}
+
+TORCH_LIBRARY_IMPL(scaffold_runtime, CPU, m) {
+  m.impl("host_view", TORCH_FN(scaffold::runtime::cpu_tensor_as_is));
 }

@@ -250,7 +250,37 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
         fn.__module__ = mod.__name__
         setattr(mod, fn.__name__, fn)
     mod.device_count = c.device_count
+    mod.amp = _make_amp_module(name, get_amp_supported_dtype)
     mod.current_device = c.current_device
     add_stream_api(mod, name, c, index)
     mod.is_initialized = lambda: True
+
+    def __getattr__(attribute: str) -> Any:
+        # Inductor asks the device module for its code generators; resolving
+        # them lazily keeps Inductor out of `import torch_<name>`.
+        from . import _inductor
+
+        if attribute in _inductor.CODEGEN_ATTRIBUTES:
+            return _inductor.codegen_attribute(name, attribute)
+        raise AttributeError(f"module 'torch.{name}' has no attribute '{attribute}'")
+
+    mod.__getattr__ = __getattr__
     return mod
+
+
+def _make_amp_module(name: str, supported_dtypes: Any) -> types.ModuleType:
+    """``torch.<name>.amp``: autocast for this device, as ``torch.cuda.amp`` for CUDA. The casts
+    are PyTorch's autocast op lists, registered for the device in csrc/autocast.cpp."""
+    amp = types.ModuleType(f"torch.{name}.amp", f"Automatic mixed precision on the '{name}' device.")
+
+    def autocast(
+        dtype: torch.dtype = torch.bfloat16, enabled: bool = True, cache_enabled: bool = True
+    ) -> torch.autocast:
+        """``torch.autocast("<name>", dtype=...)``; dtype is one of get_amp_supported_dtype()."""
+        return torch.autocast(name, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    for fn in (autocast,):
+        fn.__module__ = amp.__name__
+    amp.autocast = autocast
+    amp.get_amp_supported_dtype = supported_dtypes
+    return amp

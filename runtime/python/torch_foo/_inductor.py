@@ -1,0 +1,303 @@
+"""Inductor and Dynamo for a scaffolded device (device-name agnostic).
+
+Inductor finds a PrivateUse1 backend's code generators as attributes of its
+device module (``torch.<name>.Scheduling``, ``PythonWrapperCodegen``,
+``CppWrapperCodegen``, ``WrapperFxCodegen``; see
+``torch._inductor.codegen.common.init_backend_registration``). The device
+module resolves them lazily through :func:`codegen_attribute`, so
+``import torch_<name>`` does not import Inductor; the first compile does,
+and registers everything else Inductor and Dynamo need at the same time: the
+device interface and the device op overrides.
+
+The simulated device's memory is host memory, so Inductor's CPU C++ code
+generation (``CppScheduling``) writes the kernels. Device pointers are not
+dereferenceable, though (memory protection): the Python wrapper hands each
+kernel host views of its tensor arguments
+(``torch.ops.scaffold_runtime.host_view``), the way the runtime's own kernels
+reach device memory. A hardware team replaces :class:`DeviceScheduling` (and
+the kernel call below) with its own code generator, e.g. Triton.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import torch
+
+_lock = threading.Lock()
+_registered: set[str] = set()
+
+# The attributes of the device module that Inductor looks up.
+CODEGEN_ATTRIBUTES = (
+    "Scheduling",
+    "PythonWrapperCodegen",
+    "CppWrapperCodegen",
+    "WrapperFxCodegen",
+)
+
+HOST_VIEW_OP = "torch.ops.scaffold_runtime.host_view.default"
+
+
+def codegen_attribute(device_name: str, attribute: str) -> Any:
+    """The class Inductor asks the device module for, registering on first use."""
+    register(device_name)
+    return _codegen_classes(device_name)[attribute]
+
+
+def register(device_name: str) -> None:
+    """Register the device with Inductor and Dynamo (idempotent)."""
+    with _lock:
+        if device_name in _registered:
+            return
+        from torch._dynamo.device_interface import register_interface_for_device
+        from torch._inductor.codegen.common import (
+            register_backend_for_device,
+            register_device_op_overrides,
+        )
+
+        classes = _codegen_classes(device_name)
+        interface = _device_interface(device_name)
+        register_interface_for_device(device_name, interface)
+        for index in range(interface.device_count()):
+            register_interface_for_device(f"{device_name}:{index}", interface)
+        register_device_op_overrides(device_name, _device_op_overrides(device_name))
+        _treat_as_cpp_codegen_nodes(device_name)
+        register_backend_for_device(
+            device_name,
+            classes["Scheduling"],
+            classes["PythonWrapperCodegen"],
+            classes["CppWrapperCodegen"],
+            classes["WrapperFxCodegen"],
+        )
+        _registered.add(device_name)
+
+
+def compile_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+    """The named Dynamo backend (``torch.compile(model, backend="<name>")``):
+    Inductor, with this device registered first."""
+    register(torch._C._get_privateuse1_backend_name())
+    from torch._inductor.compile_fx import compile_fx
+
+    return compile_fx(gm, example_inputs)
+
+
+def _treat_as_cpp_codegen_nodes(device_name: str) -> None:
+    """Inductor's scheduler skips the loop reindexing and reordering that its C++ code generator
+    does not support by asking ``node.is_cpu()``. This device's kernels come from that same
+    generator, so its nodes must answer True too (else fusion of a reduction with a pointwise
+    node crashes in the scheduler, e.g. in a backward pass)."""
+    from torch._inductor import scheduler
+
+    node_class = scheduler.BaseSchedulerNode
+    if not hasattr(node_class, "is_cpu"):
+        return  # a torch without these checks
+    if hasattr(node_class, "_scaffold_cpp_devices"):
+        node_class._scaffold_cpp_devices = {*node_class._scaffold_cpp_devices, device_name}
+        return
+
+    def is_cpu(self: Any) -> bool:
+        device = self.get_device()
+        return device is not None and device.type in node_class._scaffold_cpp_devices
+
+    node_class._scaffold_cpp_devices = {"cpu", device_name}
+    node_class.is_cpu = is_cpu
+
+
+_classes: dict[str, dict[str, Any]] = {}
+
+
+def _codegen_classes(device_name: str) -> dict[str, Any]:
+    if device_name not in _classes:
+        _classes[device_name] = _make_codegen_classes(device_name)
+    return _classes[device_name]
+
+
+def _make_codegen_classes(device_name: str) -> dict[str, Any]:
+    from torch._inductor.codegen.cpp import CppScheduling
+    from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
+    from torch._inductor.codegen.wrapper import (
+        PythonWrapperCodegen,
+        SubgraphPythonWrapperCodegen,
+    )
+    from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
+
+    class DeviceScheduling(CppScheduling):
+        """Inductor's C++ (OpenMP + vectorized) kernels, for device memory."""
+
+    class HostViewKernelCalls(PythonWrapperCodegen):
+        """C++ kernels on this device get host views of their tensor arguments."""
+
+        def write_header(self) -> None:
+            super().write_header()
+            self.header.splice(f"_host_view = {HOST_VIEW_OP}\n")
+
+        def _generate_kernel_call_helper(
+            self, kernel_name: str, call_args: Any, *args: Any, **kwargs: Any
+        ) -> None:
+            device = kwargs.get("device") or _current_device()
+            if device.type != device_name or kwargs.get("triton", True):
+                return super()._generate_kernel_call_helper(
+                    kernel_name, call_args, *args, **kwargs
+                )
+            arg_types = kwargs.get("arg_types") or [None] * len(call_args)
+            wrapped = [
+                f"_host_view({arg})" if _is_pointer(arg_type) else arg
+                for arg, arg_type in zip(call_args, arg_types, strict=True)
+            ]
+            self.writeline(self.wrap_kernel_call(kernel_name, wrapped))
+
+    class DeviceSubgraphWrapperCodegen(HostViewKernelCalls, SubgraphPythonWrapperCodegen):
+        """The wrapper of a subgraph (torch.cond branches, ...)."""
+
+    class DeviceWrapperCodegen(HostViewKernelCalls):
+        """The Python wrapper of a graph on this device."""
+
+        @staticmethod
+        def create(
+            is_subgraph: bool,
+            subgraph_name: str | None,
+            parent_wrapper: Any,
+            partition_signatures: Any = None,
+        ) -> Any:
+            # The base class's create() builds a plain PythonWrapperCodegen.
+            if is_subgraph:
+                return DeviceSubgraphWrapperCodegen(
+                    subgraph_name, parent_wrapper, partition_signatures
+                )
+            return DeviceWrapperCodegen()
+
+    class DeviceCppWrapperCodegen(CppWrapperCpu):
+        """Not supported: the C++ wrapper (cpp_wrapper=True, AOTInductor) would
+        hand kernels device pointers."""
+
+        @classmethod
+        def create(cls, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError(
+                f"Inductor's C++ wrapper (cpp_wrapper, AOTInductor) is not supported "
+                f"on the '{device_name}' device; use the default Python wrapper"
+            )
+
+    return {
+        "Scheduling": DeviceScheduling,
+        "PythonWrapperCodegen": DeviceWrapperCodegen,
+        "CppWrapperCodegen": DeviceCppWrapperCodegen,
+        "WrapperFxCodegen": WrapperFxCodegen,
+    }
+
+
+def _current_device() -> torch.device:
+    from torch._inductor.virtualized import V
+
+    return V.graph.get_current_device_or_throw()
+
+
+def _is_pointer(arg_type: Any) -> bool:
+    # cpp_argdefs types: "const float*", "float*", "const int64_t", ...
+    return isinstance(arg_type, str) and arg_type.rstrip().endswith("*")
+
+
+def _device_op_overrides(device_name: str) -> Any:
+    from textwrap import dedent
+
+    from torch._inductor.codegen.common import DeviceOpOverrides
+
+    class DeviceOps(DeviceOpOverrides):
+        """Python snippets the wrapper emits for this device."""
+
+        def import_get_raw_stream_as(self, name: str) -> str:
+            # Work is synchronous: stream 0 stands for all of them.
+            return dedent(
+                f"""
+                def {name}(_):
+                    return 0
+                """
+            )
+
+        def set_device(self, device_idx: int) -> str:
+            return f"torch.{device_name}.set_device({device_idx})"
+
+        def synchronize(self) -> str:
+            return f"torch.{device_name}.synchronize()"
+
+        def device_guard(self, device_idx: int) -> str:
+            return f"torch.{device_name}.device({device_idx})"
+
+        def cpp_kernel_type(self) -> str:
+            return "void*"
+
+    return DeviceOps()
+
+
+def _device_interface(device_name: str) -> Any:
+    from torch._dynamo.device_interface import CpuInterface, DeviceInterface
+
+    module = getattr(torch, device_name)
+
+    class Interface(DeviceInterface):
+        """What Dynamo and Inductor ask of the device (torch.<name> answers)."""
+
+        class Event(CpuInterface.Event):  # type: ignore[misc]
+            pass
+
+        class Worker:
+            @staticmethod
+            def set_device(device: int) -> None:
+                module.set_device(device)
+
+            @staticmethod
+            def current_device() -> int:
+                return int(module.current_device())
+
+            @staticmethod
+            def get_device_properties(device: Any = None) -> Any:
+                return CpuInterface.Worker.get_device_properties(device)
+
+        device = module.device
+
+        @staticmethod
+        def current_device() -> int:
+            return int(module.current_device())
+
+        @staticmethod
+        def set_device(device: Any) -> None:
+            module.set_device(device)
+
+        @staticmethod
+        def device_count() -> int:
+            return int(module.device_count())
+
+        @staticmethod
+        def is_available() -> bool:
+            return bool(module.is_available())
+
+        @staticmethod
+        def synchronize(device: Any = None) -> None:
+            module.synchronize(device)
+
+        @staticmethod
+        def get_raw_stream(device_idx: Any) -> int:
+            return 0
+
+        @staticmethod
+        def current_stream() -> Any:
+            return torch.Stream(device=device_name)
+
+        @staticmethod
+        def is_bf16_supported(including_emulation: bool = False) -> bool:
+            return True
+
+        @staticmethod
+        def get_compute_capability(device: Any = None) -> str:
+            return ""
+
+        @staticmethod
+        def is_triton_capable(device: Any = None) -> bool:
+            return False
+
+        @staticmethod
+        def memory_allocated(device: Any = None) -> int:
+            return int(module.memory_allocated(device))
+
+    Interface.__name__ = Interface.__qualname__ = f"{device_name.capitalize()}Interface"
+    return Interface

@@ -1,0 +1,79 @@
+"""torch.autocast on the foo device: PyTorch's lower-precision and fp32 op lists apply, as on the
+CPU, and torch.foo.amp agrees with torch.autocast."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+DEVICE = "foo"
+AMP_DTYPES = (torch.bfloat16, torch.float16)
+
+
+def test_amp_supported_dtypes_are_the_lower_precision_floats() -> None:
+    assert set(torch.foo.get_amp_supported_dtype()) == set(AMP_DTYPES)
+    assert torch.foo.amp.get_amp_supported_dtype() == torch.foo.get_amp_supported_dtype()
+    assert torch.amp.is_autocast_available(DEVICE)
+
+
+@pytest.mark.parametrize("dtype", AMP_DTYPES, ids=str)
+def test_lower_precision_ops_run_in_the_autocast_dtype(dtype: torch.dtype) -> None:
+    torch.manual_seed(0)
+    model = nn.Linear(8, 4)
+    x = torch.randn(3, 8)
+    with torch.autocast("cpu", dtype=dtype):
+        expected = model(x)
+    model_on_device = model.to(DEVICE)
+    with torch.autocast(DEVICE, dtype=dtype):
+        assert torch.is_autocast_enabled(DEVICE)
+        assert torch.get_autocast_dtype(DEVICE) == dtype
+        got = model_on_device(x.to(DEVICE))
+        mm = torch.mm(x.to(DEVICE), x.to(DEVICE).t())
+    assert got.dtype == dtype and mm.dtype == dtype
+    torch.testing.assert_close(got.cpu(), expected)
+
+
+@pytest.mark.parametrize("dtype", AMP_DTYPES, ids=str)
+def test_fp32_ops_run_in_float32(dtype: torch.dtype) -> None:
+    x = torch.rand(4, 5, device=DEVICE).to(dtype)
+    with torch.autocast(DEVICE, dtype=dtype):
+        assert torch.exp(x).dtype == torch.float32
+        assert torch.softmax(x, dim=1).dtype == torch.float32
+        assert nn.functional.mse_loss(x, x).dtype == torch.float32
+        # Ops on no list keep their input dtype.
+        assert torch.relu(x).dtype == dtype
+    torch.testing.assert_close(torch.exp(x).cpu(), torch.exp(x.cpu()))
+
+
+def test_promote_ops_take_the_widest_input_dtype() -> None:
+    a = torch.rand(4, device=DEVICE, dtype=torch.bfloat16)
+    b = torch.rand(4, device=DEVICE)
+    with torch.autocast(DEVICE, dtype=torch.bfloat16):
+        assert torch.addcmul(a, a, b).dtype == torch.float32
+
+
+def test_device_amp_module_is_torch_autocast() -> None:
+    x = torch.randn(2, 3, device=DEVICE)
+    w = torch.randn(4, 3, device=DEVICE)
+    with torch.foo.amp.autocast(dtype=torch.float16):
+        assert nn.functional.linear(x, w).dtype == torch.float16
+    with torch.foo.amp.autocast(enabled=False):
+        assert nn.functional.linear(x, w).dtype == torch.float32
+    assert nn.functional.linear(x, w).dtype == torch.float32
+
+
+def test_autocast_backward_gives_float32_gradients() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 2)).to(DEVICE)
+    x = torch.randn(3, 6, device=DEVICE)
+    with torch.autocast(DEVICE, dtype=torch.bfloat16):
+        loss = model(x).float().pow(2).mean()
+    loss.backward()
+    for param in model.parameters():
+        assert param.grad is not None and param.grad.dtype == torch.float32
+
+
+def test_unsupported_autocast_dtype_is_refused_with_a_warning() -> None:
+    with pytest.warns(UserWarning, match="not supported"), torch.autocast(DEVICE, dtype=torch.float64):
+        assert not torch.is_autocast_enabled(DEVICE)
