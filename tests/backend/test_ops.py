@@ -953,6 +953,38 @@ def _bmm() -> None:
         torch.ops.aten.bmm.out(torch.ones(2, 2, device=DEVICE), torch.ones(2, 2, device=DEVICE), out=torch.empty(0, device=DEVICE))
 
 
+@op_test("convolution_overrideable")
+def _convolution_overrideable() -> None:
+    # at::convolution sends every foo tensor to convolution_overrideable (its default kernel only
+    # raises): conv1d/2d/3d, strided, padded, dilated, grouped and transposed all land here.
+    for dtype in FLOATS:
+        x2, w2, b2 = rand((2, 4, 7, 6), dtype), rand((6, 2, 3, 3), dtype, seed=1), rand((6,), dtype, seed=2)
+        check(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2), x2, w2, b2, check_stride=False)
+        check(lambda x, w: F.conv2d(x, w, dilation=2), x2, rand((3, 4, 2, 2), dtype, seed=3), check_stride=False)
+        check(lambda x, w, b: F.conv1d(x, w, b, padding=2), rand((2, 3, 9), dtype), rand((5, 3, 3), dtype, seed=1),
+              rand((5,), dtype, seed=2), check_stride=False)
+        check(lambda x, w: F.conv3d(x, w), rand((1, 2, 4, 5, 5), dtype), rand((3, 2, 2, 2, 2), dtype, seed=1),
+              layouts=("contiguous",), check_stride=False)
+        check(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, output_padding=1), rand((2, 3, 4, 5), dtype),
+              rand((3, 2, 3, 3), dtype, seed=1), rand((2,), dtype, seed=2), check_stride=False)
+
+
+@op_test("convolution_backward_overrideable")
+def _convolution_backward_overrideable() -> None:
+    for dtype in FLOATS:
+        def grads(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, transposed: bool = False) -> tuple[torch.Tensor, ...]:
+            x, w, b = (t.detach().requires_grad_() for t in (x, w, b))
+            conv = F.conv_transpose2d if transposed else F.conv2d
+            out = conv(x, w, b, stride=2, padding=1)
+            out.backward(torch.ones_like(out))
+            return x.grad, w.grad, b.grad
+
+        check(grads, rand((2, 4, 7, 6), dtype), rand((3, 4, 3, 3), dtype, seed=1), rand((3,), dtype, seed=2),
+              layouts=("contiguous",), check_stride=False)
+        check(lambda x, w, b: grads(x, w, b, transposed=True), rand((2, 3, 4, 5), dtype),
+              rand((3, 2, 3, 3), dtype, seed=1), rand((2,), dtype, seed=2), layouts=("contiguous",), check_stride=False)
+
+
 # ---- Softmax and losses -------------------------------------------------------------------------
 
 
