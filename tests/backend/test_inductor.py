@@ -55,12 +55,6 @@ def test_inductor_generates_cpp_kernels_for_the_device() -> None:
     assert "_host_view(arg0_1)" in source
 
 
-@pytest.mark.xfail(
-    raises=NotImplementedError,
-    strict=True,
-    reason="foo has no convolution kernel yet: aten::convolution_overrideable raises in eager "
-    "already (list it in yaml/foo.yaml and write the kernel to make this pass)",
-)
 def test_small_cnn_under_inductor_equals_eager() -> None:
     torch.manual_seed(0)
     model = nn.Sequential(
