@@ -350,18 +350,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         inputs: list[torch.Tensor],
         opts: Any = None,
     ) -> dist.Work:
-        opts = opts if opts is not None else dist.AllgatherOptions()
-        s = self._staged()
-        return self._run(
-            "allgather",
-            s,
-            functools.partial(self._engine.allgather, 
-                [[s.output(t) for t in outs] for outs in output_lists],
-                [s.input(t) for t in inputs],
-                opts,
-            ),
-            [t for outs in output_lists for t in outs],
-        )
+        return self._gather_into_lists("allgather", self._engine.allgather, output_lists, inputs, opts)
 
     def allgather_coalesced(
         self,
@@ -369,12 +358,26 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         inputs: list[torch.Tensor],
         opts: Any = None,
     ) -> dist.Work:
+        return self._gather_into_lists(
+            "allgather_coalesced", self._engine.allgather_coalesced, output_lists, inputs, opts
+        )
+
+    def _gather_into_lists(
+        self,
+        name: str,
+        engine_call: Any,
+        output_lists: list[list[torch.Tensor]],
+        inputs: list[torch.Tensor],
+        opts: Any,
+    ) -> dist.Work:
+        """allgather and allgather_coalesced: one output list per input, filled by the engine."""
         opts = opts if opts is not None else dist.AllgatherOptions()
         s = self._staged()
         return self._run(
-            "allgather_coalesced",
+            name,
             s,
-            functools.partial(self._engine.allgather_coalesced, 
+            functools.partial(
+                engine_call,
                 [[s.output(t) for t in outs] for outs in output_lists],
                 [s.input(t) for t in inputs],
                 opts,
