@@ -1151,6 +1151,11 @@ def _scatter_add() -> None:
             check(lambda t, i, s, d=dim: torch.scatter_add(t, d, i, s), x, Fixed(idx), Fixed(src), layouts=("contiguous", "transposed", "sliced"))
             check_inplace(lambda t, i, s, d=dim: t.scatter_add_(d, i, s), x, Fixed(idx), Fixed(src))
         check_out(lambda t, i, s, out: torch.scatter_add(t, 0, i, s, out=out), x, Fixed(torch.randint(0, 4, (2, 5), generator=g)), Fixed(rand((2, 5), dtype)))
+    # int32 indices are valid on the CPU: the device takes them too, and refuses uint8 as the CPU does
+    x, src = rand((4, 5)), rand((3, 4), seed=6)
+    idx32 = torch.randint(0, 4, (3, 4), generator=g, dtype=torch.int32)
+    check(lambda t, i, s: torch.scatter_add(t, 0, i, s), x, Fixed(idx32), Fixed(src))
+    check_outcome(lambda t, i, s: torch.scatter_add(t, 0, i, s), x, Fixed(idx32.to(torch.uint8)), Fixed(src))
 
 
 @op_test("eq.Tensor_out")
