@@ -9,6 +9,7 @@ too small, too large and strided outs, and in-place variants -- all without the 
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -1051,12 +1052,17 @@ def _nll_loss_backward() -> None:
     )
 
 
-@op_test("mse_loss.out")
+@op_test("mse_loss.out", "mse_loss")
 def _mse_loss() -> None:
     for dtype in FLOATS:
         a, b = rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
         for reduction in ("mean", "sum", "none"):
-            check(lambda x, y: F.mse_loss(x, y, reduction=reduction), a, b)
+            check(lambda x, y, r=reduction: F.mse_loss(x, y, reduction=r), a, b)
+            # The functional warns on neither: on the CPU it never goes through an out= tensor
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                with no_fallback():
+                    F.mse_loss(a.to(DEVICE), b.to(DEVICE), reduction=reduction)
         check_out(lambda x, y, out: torch.ops.aten.mse_loss.out(x, y, 1, out=out), a, b)
         check_out(lambda x, y, out: torch.ops.aten.mse_loss.out(x, y, 0, out=out), a, b)
 
