@@ -30,11 +30,6 @@ def emit_fallback(context: EmitContext) -> list[OutputFile]:
                 default_policy=policy.default.value,
                 mode=policy.mode.value,
                 host_view=policy.mode is FallbackMode.HOST_VIEW,
-                fallback_how=(
-                    "on host views of device memory where the runtime allows it, else copying"
-                    if policy.mode is FallbackMode.HOST_VIEW
-                    else "tensors are copied both ways"
-                ),
                 fall_back_to_cpu="true" if policy.default is FallbackDefault.CPU else "false",
                 warn_once="true" if policy.warn_once else "false",
                 warn_once_text="yes" if policy.warn_once else "no",
