@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .emit.stubs import KernelFile
+from .kernel_file import KernelFile
 from .signatures import KernelBinding
 
 CORE_OPS = (

@@ -16,6 +16,7 @@ from torchgen.model import Argument, FunctionSchema
 
 from . import ident
 from .model import BackendConfig, Declaration, DeclarationsFile, FallbackDefault
+from .outputs import DEFAULT_KERNELS_DIR_NAME, kernel_file_display
 from .selection import closest_op_names
 from .signatures import kernel_binding
 
@@ -226,7 +227,7 @@ def _kernel_types(declaration: Declaration, symint: bool, config: BackendConfig)
 
 
 def backend_impact(
-    diff: DeclarationsDiff, config: BackendConfig, kernels_dir_name: str = "kernels"
+    diff: DeclarationsDiff, config: BackendConfig, kernels_dir_name: str = DEFAULT_KERNELS_DIR_NAME
 ) -> list[BackendImpact]:
     listed = _listed_keys(config)
     symint = {entry.op_name for entry in config.symint}
@@ -237,7 +238,7 @@ def backend_impact(
         declaration = change.new or change.old
         assert declaration is not None
         is_kernel = key in ("supported", "autograd")
-        kernel_file = f"{kernels_dir_name}/{ident.stub_group(declaration.name)}.cpp" if is_kernel else None
+        kernel_file = kernel_file_display(kernels_dir_name, ident.stub_group(declaration.name)) if is_kernel else None
         if change.removed:
             if key is None:
                 continue

@@ -30,10 +30,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .emit.common import Layout
 from .errors import OutputError, SourceLocation
 from .inputs import display_path
-from .manifest import JOURNAL_NAME
+from .outputs import JOURNAL_NAME, Layout
 from .safety import check_confined
 from .writer import Action, Plan
 

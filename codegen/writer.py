@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .emit.common import GENERATED_MARKER, Layout, OutputFile, Owner
 from .errors import OutputError, SourceLocation
 from .inputs import display_path
 from .manifest import Manifest, sha256_text
+from .outputs import GENERATED_MARKER, Layout, OutputFile, Owner
 
 
 class Action(enum.Enum):

@@ -223,7 +223,7 @@ def test_ops_listing(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untype
 
 
 def test_the_same_path_is_never_written_twice(tmp_path: Path) -> None:
-    from scaffold_backend.emit.common import OutputFile, Owner
+    from scaffold_backend.outputs import OutputFile, Owner
     from scaffold_backend.errors import OutputError
     from scaffold_backend.writer import check_unique_paths
 
