@@ -160,8 +160,7 @@ def check_device_name(name: str) -> None:
     """NAME must be a safe identifier, and nothing torch already has: `torch.NAME` (the device
     module), `Tensor.NAME()` / `Tensor.is_NAME` and `Module.NAME()` (the generated methods)."""
     location = SourceLocation("NAME")
-    ident.check_device_name(name, location)
-    ident.check_device_name_against_torch(name, location)
+    ident.check_name(ident.device_name_issue(name) or ident.torch_module_clash(name), location)
     clash = _torch_attribute_clash(name)
     if clash is not None:
         raise ProjectConfigError(

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import OutputError, SourceLocation
+from .errors import ManifestError, SourceLocation
 from .outputs import GENERATED_MARKER
 
 FORMAT_VERSION = 1
@@ -99,7 +99,7 @@ _DIGEST_CHARACTERS = frozenset("0123456789abcdef")
 
 
 class _ManifestShapeError(Exception):
-    """Internal: a field of the manifest has the wrong shape; turned into one OutputError."""
+    """Internal: a field of the manifest has the wrong shape; turned into one ManifestError."""
 
 
 def parse_manifest(text: str, display_path: str) -> Manifest:
@@ -107,8 +107,8 @@ def parse_manifest(text: str, display_path: str) -> Manifest:
     sha256, and every path is a plain relative POSIX path (confinement to the output and kernel
     directories is checked against the layout by `safety.check_manifest_paths`)."""
 
-    def corrupt(detail: str, line: int | None = None) -> OutputError:
-        return OutputError(
+    def corrupt(detail: str, line: int | None = None) -> ManifestError:
+        return ManifestError(
             f"the manifest is not valid: {detail}",
             location=SourceLocation(display_path, line),
             hint="restore it from version control, or delete it: the next run then treats "
