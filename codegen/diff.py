@@ -21,7 +21,21 @@ from .selection import closest_op_names
 from .signatures import kernel_binding
 
 
+class ChangeKind(enum.Enum):
+    """How an op differs between the two headers; the values are the JSON report's `kinds`."""
+
+    ADDED = "added"
+    REMOVED = "removed"
+    SCHEMA = "schema"
+    SPELLING = "spelling"
+    """Same schema, different C++ text in the header."""
+    FLAGS = "flags"
+
+
 class FlagChange(enum.Enum):
+    """What a dispatch/default flip means for a backend; the values are the JSON report's
+    `flag_change` (diff_report.py says it in words)."""
+
     BECAME_REQUIRED = "became required"
     NO_LONGER_REQUIRED = "no longer required"
     OTHER = "flags changed"
@@ -48,27 +62,19 @@ class OpChange:
         return self.new is None
 
     @property
-    def kinds(self) -> tuple[str, ...]:
+    def kinds(self) -> tuple[ChangeKind, ...]:
         if self.added:
-            return ("added",)
+            return (ChangeKind.ADDED,)
         if self.removed:
-            return ("removed",)
+            return (ChangeKind.REMOVED,)
         kinds = []
         if self.schema_changes:
-            kinds.append("schema")
+            kinds.append(ChangeKind.SCHEMA)
         if self.spelling_changed:
-            kinds.append("spelling")
+            kinds.append(ChangeKind.SPELLING)
         if self.flag_change is not None:
-            kinds.append("flags")
+            kinds.append(ChangeKind.FLAGS)
         return tuple(kinds)
-
-    @property
-    def flags_text(self) -> str:
-        assert self.old is not None and self.new is not None
-        return (
-            f"dispatch {self.old.dispatch} -> {self.new.dispatch}, "
-            f"default {self.old.default} -> {self.new.default}"
-        )
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ class DeclarationsDiff:
     changes: tuple[OpChange, ...]
     """Every op that differs in any way, sorted by name."""
 
-    def of_kind(self, kind: str) -> list[OpChange]:
+    def of_kind(self, kind: ChangeKind) -> list[OpChange]:
         return [change for change in self.changes if kind in change.kinds]
 
     def get(self, op_name: str) -> OpChange | None:
@@ -185,14 +191,43 @@ def schema_differences(old: FunctionSchema, new: FunctionSchema) -> tuple[str, .
 # ---------------------------------------------------------------------------------------------
 
 
+class ImpactKind(enum.Enum):
+    """What a change means for one of the backend's ops (diff_report.py says it in words)."""
+
+    REMOVED = "removed"
+    """The op is gone from PyTorch; the YAML still names it."""
+    NEW_REQUIRED = "new required"
+    """A new op every backend must register; this one does not yet."""
+    PARAMETERS_RENAMED = "parameters renamed"
+    """The kernel's parameter names changed, its types did not."""
+    WRAPPER_ADAPTS = "wrapper adapts"
+    """The schema changed, the kernel's signature did not."""
+    SIGNATURE_CHANGED = "signature changed"
+    """The kernel's signature changes: regeneration merges it into the user's file."""
+    FALLBACK_WRAPPER = "fallback wrapper"
+    """The schema of an explicitly fallen-back op changed: its wrapper is regenerated."""
+    BECAME_REQUIRED = "became required"
+    """An op the backend does not list lost its default kernel."""
+    NO_LONGER_REQUIRED = "no longer required"
+    """An op the backend implements gained a default kernel."""
+
+
 @dataclass(frozen=True)
 class BackendImpact:
     op_name: str
     listed_under: str | None
     """The YAML key naming the op, or None for an op the backend does not mention."""
-    what: str
-    action: str
+    kind: ImpactKind
     kernel_file: str | None = None
+    yaml_path: str = ""
+    """The backend YAML, as it is shown (relative)."""
+    replacement: str | None = None
+    """For a removed op: the op in the new header most likely to replace it."""
+    falls_back: bool = False
+    """For an op the backend does not implement: whether it runs on the CPU (fallback.default: cpu)."""
+    kernel_before: str | None = None
+    kernel_after: str | None = None
+    """The kernel's C++ declaration before and after, where its signature is involved."""
 
 
 def likely_replacement(op_name: str, new: DeclarationsFile) -> str | None:
@@ -242,77 +277,50 @@ def backend_impact(
         if change.removed:
             if key is None:
                 continue
-            replacement = likely_replacement(change.op_name, diff.new)
-            hint = f"; likely replacement: '{replacement}'" if replacement else ""
             impacts.append(BackendImpact(
-                change.op_name, key, "removed from PyTorch",
-                f"remove it from '{key}' in {config.display_path}{hint}"
-                + ("; its kernel stays in the file and is reported until you delete it" if is_kernel else ""),
-                kernel_file,
+                change.op_name, key, ImpactKind.REMOVED, kernel_file, config.display_path,
+                replacement=likely_replacement(change.op_name, diff.new),
             ))
             continue
         if change.added:
             assert change.new is not None
             if change.new.required and key is None:
-                impacts.append(BackendImpact(
-                    change.op_name, None, "new op that backends must register",
-                    "runs on the CPU through the boxed fallback until you implement it"
-                    if falls_back else "raises NotImplementedError (fallback.default: error) until you implement it",
-                ))
+                impacts.append(BackendImpact(change.op_name, None, ImpactKind.NEW_REQUIRED, falls_back=falls_back))
             continue
         assert change.old is not None and change.new is not None
         if is_kernel and change.schema_changes:
-            before = _kernel_declaration(change.old, change.op_name in symint, config)
-            after = _kernel_declaration(change.new, change.op_name in symint, config)
+            uses_symint = change.op_name in symint
+            before = _kernel_declaration(change.old, uses_symint, config)
+            after = _kernel_declaration(change.new, uses_symint, config)
             if before is not None and before != after and _kernel_types(
-                change.old, change.op_name in symint, config
-            ) == _kernel_types(change.new, change.op_name in symint, config):
-                impacts.append(BackendImpact(
-                    change.op_name, key, f"parameters renamed only: {before} -> {after}",
-                    "regenerate: your kernel keeps its parameter names (the types are unchanged, "
-                    "so your definition still matches)",
-                    kernel_file,
-                ))
+                change.old, uses_symint, config
+            ) == _kernel_types(change.new, uses_symint, config):
+                kind = ImpactKind.PARAMETERS_RENAMED
             elif before is not None and before == after:
-                impacts.append(BackendImpact(
-                    change.op_name, key, "schema changed; your kernel's signature did not",
-                    "regenerate: the generated wrapper adapts (e.g. converts SymInt to int64_t)",
-                    kernel_file,
-                ))
+                kind = ImpactKind.WRAPPER_ADAPTS
             else:
-                impacts.append(BackendImpact(
-                    change.op_name, key, f"kernel signature changes: {before} -> {after}",
-                    "regenerate: the new signature is merged into your kernel file; review the body",
-                    kernel_file,
-                ))
+                kind = ImpactKind.SIGNATURE_CHANGED
+            impacts.append(BackendImpact(
+                change.op_name, key, kind, kernel_file, kernel_before=before, kernel_after=after
+            ))
         elif key == "fallback.explicit" and change.schema_changes:
-            impacts.append(BackendImpact(
-                change.op_name, key, "schema changed", "regenerate: the wrapper is regenerated"
-            ))
+            impacts.append(BackendImpact(change.op_name, key, ImpactKind.FALLBACK_WRAPPER))
         if change.flag_change is FlagChange.BECAME_REQUIRED and key is None:
-            impacts.append(BackendImpact(
-                change.op_name, None, "became required (it lost its default kernel)",
-                "runs on the CPU through the boxed fallback until you implement it"
-                if falls_back else "raises NotImplementedError (fallback.default: error) until you implement it",
-            ))
+            impacts.append(BackendImpact(change.op_name, None, ImpactKind.BECAME_REQUIRED, falls_back=falls_back))
         if change.flag_change is FlagChange.NO_LONGER_REQUIRED and is_kernel:
-            impacts.append(BackendImpact(
-                change.op_name, key, "no longer required (PyTorch now has a default kernel)",
-                "your kernel still overrides the default; keep it for speed or remove it",
-                kernel_file,
-            ))
+            impacts.append(BackendImpact(change.op_name, key, ImpactKind.NO_LONGER_REQUIRED, kernel_file))
     return impacts
 
 
 def summary_counts(diff: DeclarationsDiff) -> dict[str, int]:
-    added = diff.of_kind("added")
+    added = diff.of_kind(ChangeKind.ADDED)
     return {
         "added": len(added),
         "added_required": sum(1 for change in added if change.new is not None and change.new.required),
-        "removed": len(diff.of_kind("removed")),
-        "schema_changed": len(diff.of_kind("schema")),
-        "spelling_only": len(diff.of_kind("spelling")),
-        "flags_flipped": len(diff.of_kind("flags")),
+        "removed": len(diff.of_kind(ChangeKind.REMOVED)),
+        "schema_changed": len(diff.of_kind(ChangeKind.SCHEMA)),
+        "spelling_only": len(diff.of_kind(ChangeKind.SPELLING)),
+        "flags_flipped": len(diff.of_kind(ChangeKind.FLAGS)),
         "became_required": sum(1 for c in diff.changes if c.flag_change is FlagChange.BECAME_REQUIRED),
         "no_longer_required": sum(1 for c in diff.changes if c.flag_change is FlagChange.NO_LONGER_REQUIRED),
     }
