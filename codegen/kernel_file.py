@@ -7,8 +7,8 @@ update a file the user has edited, without importing the emitters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 
 from .outputs import OutputFile
 from .render import environment, render
@@ -23,6 +23,23 @@ class StubKernel:
     message: str
     type_signature: str
     """The declaration without parameter names (KernelBinding.type_signature)."""
+    body: str | None = None
+    """A statement the kernel starts with instead of failing as unimplemented (the core ops'
+    kernels of a new project forward to the runtime)."""
+
+
+@dataclass(frozen=True)
+class StubFileArguments:
+    """What a kernel file's template is rendered with, apart from the kernels."""
+
+    group: str
+    device: str
+    yaml_path: str
+    group_header: str
+    namespace_open: str
+    namespace_close: str
+    extra_includes: tuple[str, ...] = ()
+    """Included after the stub's own includes (e.g. the runtime header core-op kernels call)."""
 
 
 @dataclass(frozen=True)
@@ -34,8 +51,7 @@ class KernelFile:
     """op name -> the kernel's stub function alone, for adding it to an existing file."""
     namespace_close: str
     """The line that closes the namespace; new kernels are inserted before it."""
-    template_arguments: Mapping[str, object]
-    """What the file's template was rendered with, apart from the kernels."""
+    template_arguments: StubFileArguments
 
     @property
     def heads(self) -> dict[str, str]:
@@ -63,9 +79,27 @@ class KernelFile:
             snippets=kernel_snippets(kernels),
         )
 
+    def with_bodies(self, bodies: Mapping[str, str], includes: Sequence[str]) -> KernelFile:
+        """The same file with some kernels implemented by one statement (op name -> statement),
+        and `includes` added after the stub's own includes. Rendered again from the template,
+        never patched."""
+        if not bodies:
+            return self
+        kernels = {op: replace(kernel, body=bodies.get(op, kernel.body)) for op, kernel in self.kernels.items()}
+        arguments = replace(
+            self.template_arguments, extra_includes=(*self.template_arguments.extra_includes, *includes)
+        )
+        return replace(
+            self,
+            output=replace(self.output, content=render_kernel_file(arguments, kernels)),
+            kernels=kernels,
+            snippets=kernel_snippets(kernels),
+            template_arguments=arguments,
+        )
 
-def render_kernel_file(template_arguments: Mapping[str, object], kernels: Mapping[str, StubKernel]) -> str:
-    return render(STUB_TEMPLATE, **template_arguments, kernels=list(kernels.values()))
+
+def render_kernel_file(arguments: StubFileArguments, kernels: Mapping[str, StubKernel]) -> str:
+    return render(STUB_TEMPLATE, **asdict(arguments), kernels=list(kernels.values()))
 
 
 def kernel_snippets(kernels: Mapping[str, StubKernel]) -> dict[str, str]:

@@ -8,7 +8,7 @@ stub function (a KernelFile): merge.py uses them to update a file the user has e
 
 from __future__ import annotations
 
-from ..kernel_file import KernelFile, StubKernel, kernel_snippets, render_kernel_file
+from ..kernel_file import KernelFile, StubFileArguments, StubKernel, kernel_snippets, render_kernel_file
 from ..outputs import OutputFile, Owner, group_header
 from .context import EmitContext
 
@@ -29,14 +29,14 @@ def emit_stubs(context: EmitContext) -> list[KernelFile]:
             )
             for op, binding in members
         }
-        template_arguments: dict[str, object] = {
-            "group": group,
-            "device": config.device,
-            "yaml_path": config.display_path,
-            "group_header": group_header(group),
-            "namespace_open": f"namespace {config.cpp_namespace} {{",
-            "namespace_close": namespace_close,
-        }
+        template_arguments = StubFileArguments(
+            group=group,
+            device=config.device,
+            yaml_path=config.display_path,
+            group_header=group_header(group),
+            namespace_open=f"namespace {config.cpp_namespace} {{",
+            namespace_close=namespace_close,
+        )
         files.append(
             KernelFile(
                 output=OutputFile(
