@@ -45,6 +45,11 @@ class ProjectLayout:
 REFERENCE_BACKEND_LAYOUT = ProjectLayout(generated_dir="../generated", kernels_dir="kernels", yaml_path=None)
 
 
+def new_project_layout(names: ProjectNames) -> ProjectLayout:
+    """A project made by `init`: everything beside its pyproject.toml, the YAML named after the device."""
+    return ProjectLayout(generated_dir="generated", kernels_dir="kernels", yaml_path=f"yaml/{names.device}.yaml")
+
+
 # The build backend of every backend package, pinned: its behaviour (build-dir reuse, cmake.define
 # from the environment) is part of how projects build.
 SCIKIT_BUILD_CORE_REQUIREMENT = "scikit-build-core==1.1.2"
@@ -116,7 +121,8 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
 
 def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
     """Every file of a new project except generated/ and kernels/, which the generator writes."""
-    layout = ProjectLayout("generated", "kernels", f"yaml/{names.device}.yaml")
+    layout = new_project_layout(names)
+    assert layout.yaml_path is not None
     torch_version = find_installed_torch().version
     context = {
         "device": names.device,
@@ -131,7 +137,7 @@ def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
     files = {
         **copied_runtime_files(names),
         **render_package_files(names, layout),
-        f"yaml/{names.device}.yaml": backend_yaml,
+        layout.yaml_path: backend_yaml,
         "README.md": render("project/README.md.j2", **context),
         f"tests/test_{names.device}.py": render("project/test_backend.py.j2", **context),
         f"python/{names.package}/{CONFORMANCE_PACKAGE}/expectations.toml": render(

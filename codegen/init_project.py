@@ -28,6 +28,7 @@ from .init_files import (
     REFERENCE_BACKEND_LAYOUT,
     ProjectLayout,
     copied_runtime_files,
+    new_project_layout,
     project_files,
     render_package_files,
     setup_command,
@@ -117,10 +118,12 @@ def _stage(names: ProjectNames, backend_yaml: str, staging: Path, target: Path) 
     the generator's own messages name them relative to the project."""
     for name, content in project_files(names, backend_yaml).items():
         write_atomically(staging / name, content, shown=str(target / name))
+    layout = new_project_layout(names)
+    assert layout.yaml_path is not None
     options = GenerateOptions(
-        yaml_path=staging / "yaml" / f"{names.device}.yaml",
-        out_dir=staging / "generated",
-        kernels_dir=staging / "kernels",
+        yaml_path=staging / layout.yaml_path,
+        out_dir=staging / layout.generated_dir,
+        kernels_dir=staging / layout.kernels_dir,
         declarations_path=None,
         root=staging,
     )
