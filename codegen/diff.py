@@ -42,13 +42,54 @@ class FlagChange(enum.Enum):
     """dispatch/default flipped without changing whether a backend must register the op."""
 
 
+class SchemaChangeKind(enum.Enum):
+    RENAMED = "renamed"
+    """An argument renamed: same position, same type."""
+    ARGUMENT_REMOVED = "argument removed"
+    ARGUMENT_ADDED = "argument added"
+    TYPE = "type"
+    DEFAULT = "default"
+    PASSING = "passing"
+    """An argument moved between positional, keyword-only and out."""
+    REORDERED = "reordered"
+    RETURNS = "returns"
+    OTHER = "other"
+    """The schemas differ in a way none of the above describes."""
+    UNREADABLE = "unreadable"
+    """The schema text changed and the installed torchgen cannot read one side."""
+
+
+class ArgumentPassing(enum.Enum):
+    POSITIONAL = "positional"
+    KEYWORD_ONLY = "keyword-only"
+    OUT = "out"
+
+
+@dataclass(frozen=True)
+class SchemaDifference:
+    """One argument-level difference between two schemas of an op (diff_report.py says it in
+    words, e.g. "argument 'diagonal': int -> SymInt")."""
+
+    kind: SchemaChangeKind
+    argument: str | None = None
+    before: str | None = None
+    """The argument's type, default or passing (or the returns, the schema) before; for RENAMED
+    nothing, the old name being `argument`."""
+    after: str | None = None
+    """The same after; for RENAMED the new name, for ARGUMENT_ADDED the type, for UNREADABLE
+    torchgen's error."""
+    default: str | None = None
+    """For ARGUMENT_ADDED: the new argument's default, if it has one."""
+    passing: ArgumentPassing | None = None
+    """For ARGUMENT_ADDED: how the new argument is passed."""
+
+
 @dataclass(frozen=True)
 class OpChange:
     op_name: str
     old: Declaration | None
     new: Declaration | None
-    schema_changes: tuple[str, ...] = ()
-    """Human-readable details, e.g. "argument 'diagonal': int -> SymInt"."""
+    schema_changes: tuple[SchemaDifference, ...] = ()
     spelling_changed: bool = False
     """Same schema, different C++ text in the header."""
     flag_change: FlagChange | None = None
@@ -105,14 +146,14 @@ def diff_declarations(old: DeclarationsFile, new: DeclarationsFile) -> Declarati
 
 
 def _compare(name: str, old: Declaration, new: Declaration) -> OpChange | None:
-    schema_changes: tuple[str, ...] = ()
+    schema_changes: tuple[SchemaDifference, ...] = ()
     if old.schema_text != new.schema_text:
         if old.schema is not None and new.schema is not None:
             schema_changes = schema_differences(old.schema, new.schema)
         else:
             unreadable = old if old.schema is None else new
             schema_changes = (
-                f"schema text changed (the installed torchgen cannot read one side: {unreadable.schema_error})",
+                SchemaDifference(SchemaChangeKind.UNREADABLE, after=str(unreadable.schema_error)),
             )
     spelling = not schema_changes and old.cpp_declaration != new.cpp_declaration
     flag_change = None
@@ -128,20 +169,20 @@ def _compare(name: str, old: Declaration, new: Declaration) -> OpChange | None:
     return OpChange(name, old, new, schema_changes, spelling, flag_change)
 
 
-def _kind(schema: FunctionSchema, argument: Argument) -> str:
+def _passing(schema: FunctionSchema, argument: Argument) -> ArgumentPassing:
     arguments = schema.arguments
     if argument in arguments.out:
-        return "out"
+        return ArgumentPassing.OUT
     if argument in arguments.flat_kwarg_only:
-        return "keyword-only"
-    return "positional"
+        return ArgumentPassing.KEYWORD_ONLY
+    return ArgumentPassing.POSITIONAL
 
 
-def schema_differences(old: FunctionSchema, new: FunctionSchema) -> tuple[str, ...]:
+def schema_differences(old: FunctionSchema, new: FunctionSchema) -> tuple[SchemaDifference, ...]:
     """Argument-level differences between two schemas of the same operator."""
     if str(old) == str(new):
         return ()
-    details: list[str] = []
+    details: list[SchemaDifference] = []
     old_arguments = list(old.arguments.flat_all)
     new_arguments = list(new.arguments.flat_all)
     old_by_name = {a.name: a for a in old_arguments}
@@ -153,36 +194,45 @@ def schema_differences(old: FunctionSchema, new: FunctionSchema) -> tuple[str, .
         position = old_arguments.index(gone)
         candidate = new_arguments[position] if position < len(new_arguments) else None
         if candidate in added and candidate is not None and str(candidate.type) == str(gone.type):
-            details.append(f"argument '{gone.name}' renamed to '{candidate.name}'")
+            details.append(SchemaDifference(SchemaChangeKind.RENAMED, gone.name, after=candidate.name))
             removed.remove(gone)
             added.remove(candidate)
     for argument in removed:
-        details.append(f"argument '{argument.name}' ({argument.type}) removed")
+        details.append(SchemaDifference(SchemaChangeKind.ARGUMENT_REMOVED, argument.name, before=str(argument.type)))
     for argument in added:
-        default = f" = {argument.default}" if argument.default is not None else ""
         details.append(
-            f"argument '{argument.name}' ({argument.type}{default}, {_kind(new, argument)}) added"
+            SchemaDifference(
+                SchemaChangeKind.ARGUMENT_ADDED,
+                argument.name,
+                after=str(argument.type),
+                default=argument.default,
+                passing=_passing(new, argument),
+            )
         )
     for before in old_arguments:
         after = new_by_name.get(before.name)
         if after is None:
             continue
         if str(before.type) != str(after.type):
-            details.append(f"argument '{before.name}': {before.type} -> {after.type}")
+            details.append(SchemaDifference(SchemaChangeKind.TYPE, before.name, str(before.type), str(after.type)))
         if before.default != after.default:
-            details.append(f"argument '{before.name}': default {before.default} -> {after.default}")
-        if _kind(old, before) != _kind(new, after):
-            details.append(f"argument '{before.name}': {_kind(old, before)} -> {_kind(new, after)}")
+            details.append(SchemaDifference(SchemaChangeKind.DEFAULT, before.name, before.default, after.default))
+        if _passing(old, before) is not _passing(new, after):
+            details.append(
+                SchemaDifference(
+                    SchemaChangeKind.PASSING, before.name, _passing(old, before).value, _passing(new, after).value
+                )
+            )
     kept_old = [a.name for a in old_arguments if a.name in new_by_name]
     kept_new = [a.name for a in new_arguments if a.name in old_by_name]
     if kept_old != kept_new:
-        details.append("arguments reordered")
+        details.append(SchemaDifference(SchemaChangeKind.REORDERED))
     old_returns = ", ".join(str(r) for r in old.returns)
     new_returns = ", ".join(str(r) for r in new.returns)
     if old_returns != new_returns:
-        details.append(f"returns: ({old_returns}) -> ({new_returns})")
+        details.append(SchemaDifference(SchemaChangeKind.RETURNS, before=old_returns, after=new_returns))
     if not details:
-        details.append(f"schema: {old} -> {new}")
+        details.append(SchemaDifference(SchemaChangeKind.OTHER, before=str(old), after=str(new)))
     return tuple(details)
 
 

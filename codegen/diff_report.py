@@ -7,7 +7,17 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .diff import BackendImpact, ChangeKind, DeclarationsDiff, FlagChange, ImpactKind, OpChange, summary_counts
+from .diff import (
+    BackendImpact,
+    ChangeKind,
+    DeclarationsDiff,
+    FlagChange,
+    ImpactKind,
+    OpChange,
+    SchemaChangeKind,
+    SchemaDifference,
+    summary_counts,
+)
 
 # Markdown lists longer than this fold into a <details> block so the PR text stays readable.
 MARKDOWN_FOLD = 12
@@ -35,6 +45,37 @@ def flags_text(change: OpChange) -> str:
         f"dispatch {change.old.dispatch} -> {change.new.dispatch}, "
         f"default {change.old.default} -> {change.new.default}"
     )
+
+
+def schema_difference_text(difference: SchemaDifference) -> str:
+    """One schema difference in words (the JSON report's `schema_changes` entries)."""
+    kind, name = difference.kind, difference.argument
+    if kind is SchemaChangeKind.RENAMED:
+        return f"argument '{name}' renamed to '{difference.after}'"
+    if kind is SchemaChangeKind.ARGUMENT_REMOVED:
+        return f"argument '{name}' ({difference.before}) removed"
+    if kind is SchemaChangeKind.ARGUMENT_ADDED:
+        default = f" = {difference.default}" if difference.default is not None else ""
+        passing = difference.passing.value if difference.passing is not None else ""
+        return f"argument '{name}' ({difference.after}{default}, {passing}) added"
+    if kind is SchemaChangeKind.TYPE:
+        return f"argument '{name}': {difference.before} -> {difference.after}"
+    if kind is SchemaChangeKind.DEFAULT:
+        return f"argument '{name}': default {difference.before} -> {difference.after}"
+    if kind is SchemaChangeKind.PASSING:
+        return f"argument '{name}': {difference.before} -> {difference.after}"
+    if kind is SchemaChangeKind.REORDERED:
+        return "arguments reordered"
+    if kind is SchemaChangeKind.RETURNS:
+        return f"returns: ({difference.before}) -> ({difference.after})"
+    if kind is SchemaChangeKind.UNREADABLE:
+        return f"schema text changed (the installed torchgen cannot read one side: {difference.after})"
+    assert kind is SchemaChangeKind.OTHER
+    return f"schema: {difference.before} -> {difference.after}"
+
+
+def schema_change_texts(change: OpChange) -> list[str]:
+    return [schema_difference_text(difference) for difference in change.schema_changes]
 
 
 def _unimplemented(impact: BackendImpact) -> str:
@@ -103,7 +144,7 @@ def _lines(diff: DeclarationsDiff) -> dict[str, list[tuple[str, str]]]:
         "Added": [(c.op_name, _required(c)) for c in diff.of_kind(ChangeKind.ADDED)],
         "Removed": [(c.op_name, _required(c)) for c in diff.of_kind(ChangeKind.REMOVED)],
         "Schema changed": [
-            (c.op_name, ": " + "; ".join(c.schema_changes)) for c in diff.of_kind(ChangeKind.SCHEMA)
+            (c.op_name, ": " + "; ".join(schema_change_texts(c))) for c in diff.of_kind(ChangeKind.SCHEMA)
         ],
         "Dispatch/default flags flipped": [
             (c.op_name, f": {FLAG_CHANGE_TEXT[c.flag_change] if c.flag_change else ''} ({flags_text(c)})")
@@ -243,7 +284,7 @@ def render_json(diff: DeclarationsDiff, impacts: Sequence[BackendImpact] | None,
             {
                 "op": change.op_name,
                 "kinds": [kind.value for kind in change.kinds],
-                "schema_changes": list(change.schema_changes),
+                "schema_changes": schema_change_texts(change),
                 "flag_change": change.flag_change.value if change.flag_change else None,
                 "old": _declaration_json(change, True),
                 "new": _declaration_json(change, False),

@@ -11,7 +11,7 @@ import pytest
 from scaffold_testing import REPO, TESTS, fake_torch_installation, run_cli_process, shared_header
 
 from scaffold_backend.diff import ChangeKind, FlagChange, diff_declarations
-from scaffold_backend.diff_report import flags_text
+from scaffold_backend.diff_report import flags_text, schema_change_texts
 from scaffold_backend.inputs import load_declarations
 
 SCALED_MM_V2_FAMILY = {"_scaled_mm_v2", "_scaled_mm_v2.out", "_scaled_grouped_mm_v2"}
@@ -26,7 +26,7 @@ def torch_2_13():  # type: ignore[no-untyped-def]
 def test_2_9_to_2_13_names_exactly_the_real_changes(torch_2_13) -> None:  # type: ignore[no-untyped-def]
     old = load_declarations(shared_header("2.9.0"), Path.cwd())
     diff = diff_declarations(old, torch_2_13)
-    schema = {change.op_name: change.schema_changes for change in diff.of_kind(ChangeKind.SCHEMA)}
+    schema = {change.op_name: tuple(schema_change_texts(change)) for change in diff.of_kind(ChangeKind.SCHEMA)}
     assert schema == {
         "tril": ("argument 'diagonal': int -> SymInt",),
         "tril.out": ("argument 'diagonal': int -> SymInt",),
