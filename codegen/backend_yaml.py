@@ -19,7 +19,7 @@ from torchgen.model import DispatchKey, OperatorName
 import yaml
 
 from . import ident
-from .errors import BackendYamlError, ScaffoldError, SourceLocation
+from .errors import BackendYamlError, SourceLocation
 from .model import TORCHGEN_PARSE_ERRORS, BackendConfig, FallbackDefault, FallbackMode, FallbackPolicy, OpEntry
 
 T = TypeVar("T")
@@ -63,6 +63,10 @@ class _Reader:
 
     def error(self, node: yaml.Node, message: str, hint: str | None = None) -> BackendYamlError:
         return BackendYamlError(message, location=self.location(node), hint=hint)
+
+    def check_name(self, node: yaml.Node, problem: ident.NameProblem | None) -> None:
+        if problem is not None:
+            raise self.error(node, problem.message, hint=problem.hint)
 
     def mapping(
         self, node: yaml.Node, what: str, valid_keys: tuple[str, ...]
@@ -145,14 +149,6 @@ class _Reader:
         return OpEntry(text, self.location(node))
 
 
-def _checked(reader: _Reader, node: yaml.Node, check: Callable[[SourceLocation], None]) -> None:
-    """Run an identifier check from ident.py, re-raising its error as a YAML error."""
-    try:
-        check(reader.location(node))
-    except ScaffoldError as error:
-        raise BackendYamlError(error.message, location=error.location, hint=error.hint) from None
-
-
 def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
     reader = _Reader(display_path)
     try:
@@ -219,28 +215,19 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
 
     namespace_node = required("cpp_namespace")[1]
     cpp_namespace = reader.string(namespace_node, "'cpp_namespace'")
-    _checked(
-        reader,
-        namespace_node,
-        lambda loc: ident.check_cpp_namespace(cpp_namespace, "cpp_namespace", loc),
-    )
+    reader.check_name(namespace_node, ident.cpp_namespace_issue(cpp_namespace, "cpp_namespace"))
 
     class_name = None
     if "class_name" in entries:
         class_node = entries["class_name"][1]
         class_name = reader.string(class_node, "'class_name'")
-        _checked(
-            reader,
-            class_node,
-            lambda loc: ident.check_cpp_identifier(class_name or "", "class_name", loc),
-        )
+        reader.check_name(class_node, ident.cpp_identifier_issue(class_name, "class_name"))
 
     device = "privateuseone" if backend == "PrivateUse1" else backend.lower()
     if "device" in entries:
         device_node = entries["device"][1]
         device = reader.string(device_node, "'device'")
-        _checked(reader, device_node, lambda loc: ident.check_device_name(device, loc))
-        _checked(reader, device_node, lambda loc: ident.check_device_name_against_torch(device, loc))
+        reader.check_name(device_node, ident.device_name_issue(device) or ident.torch_module_clash(device))
 
     def op_list(key: str) -> tuple[OpEntry, ...]:
         if key not in entries:

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from .emit.stubs import KernelFile
 from .errors import OutputError, SourceLocation
 from .inputs import display_path
+from .kernel_file import KernelFile
 from .manifest import KernelFileRecord
 from .merge import MergeOutcome, MergeResult
 

@@ -30,10 +30,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .emit.common import Layout
-from .errors import OutputError, SourceLocation
+from .errors import LockError, OutputError, SourceLocation
 from .inputs import display_path
-from .manifest import JOURNAL_NAME
+from .outputs import JOURNAL_NAME, Layout
 from .safety import check_confined
 from .writer import Action, Plan
 
@@ -64,7 +63,7 @@ def output_lock(layout: Layout, wait_seconds: float = LOCK_WAIT_SECONDS) -> Iter
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise OutputError(
+                    raise LockError(
                         f"another scaffold-backend run holds the lock on this directory "
                         f"(waited {wait_seconds:g} s)",
                         location=SourceLocation(display_path(layout.out_dir, layout.root)),

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from scaffold_testing import TESTS, run_cli_process, tree, write
 
 from scaffold_backend.cli import cli
-from scaffold_backend.emit.common import Layout
+from scaffold_backend.outputs import Layout
 from scaffold_backend.errors import OutputError
 from scaffold_backend.inputs import find_installed_torch
 from scaffold_backend.transaction import JOURNAL_NAME, output_lock

@@ -4,13 +4,10 @@ fallback wrappers for `fallback.explicit`, and the counters users read from Pyth
 from __future__ import annotations
 
 from ..model import FallbackDefault, FallbackMode
+from ..outputs import OutputFile, Owner, fallback_file_name
 from ..render import render
-from .common import OutputFile, Owner, generated_banner
+from .common import generated_banner
 from .context import EmitContext
-
-
-def fallback_file_name(dispatch_key: str) -> str:
-    return f"{dispatch_key}Fallback.cpp"
 
 
 def emit_fallback(context: EmitContext) -> list[OutputFile]:
