@@ -37,9 +37,16 @@ def cli(root: Path, *extra: str, args: list[str] = ARGS) -> subprocess.Popen[str
     )
 
 
-def kill_at(root: Path, point: str, args: list[str], timeout: float = 300.0) -> None:
-    """Run `args` in `root` until the transaction reaches `point` (the process stops itself there),
-    then kill -9 it. Fails when the run ends without reaching the point."""
+def kill_at(root: Path, point: str, args: list[str]) -> None:
+    """Run `args` in `root` until the transaction reaches `point`, then kill -9 it."""
+    process = stopped_at(root, point, args)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+def stopped_at(root: Path, point: str, args: list[str], timeout: float = 300.0) -> subprocess.Popen[bytes]:
+    """Run `args` in `root` until the transaction reaches `point` (the process stops itself there,
+    holding its lock). Fails when the run ends without reaching the point."""
     log = root.parent / f"{root.name}.stderr"
     with open(log, "w") as stderr:
         process = subprocess.Popen(
@@ -59,8 +66,7 @@ def kill_at(root: Path, point: str, args: list[str], timeout: float = 300.0) -> 
     if not os.WIFSTOPPED(status):
         process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
         pytest.fail(f"the run ended before {point}: {log.read_text()}")
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    return process
 
 
 def journal_operations(root: Path) -> int:
@@ -340,3 +346,37 @@ def test_two_concurrent_runs_never_mix_their_trees(tmp_path: Path) -> None:
             assert code == 0 or "another scaffold-backend run holds the lock" in stderr, stderr
         assert project_tree(root) in expected.values(), f"attempt {attempt}: a tree no sequence of runs gives"
         assert leftovers(root) == []
+
+
+def test_runs_on_sibling_outputs_do_not_wait_and_runs_on_one_output_do(tmp_path: Path) -> None:
+    """The lock is the output directory's own: run A stops in the middle of its write (holding its
+    lock) on `a/`, which did not exist before it; run B on the sibling `b/` (also new) completes
+    meanwhile; run C on `a/` waits, then fails with one clear line and changes nothing."""
+    root = tmp_path / "project"
+    write(root / "backend.yaml", (TESTS / "data" / "small_backend.yaml").read_text())
+    write(root / "RegistrationDeclarations.h", (TESTS / "data" / "declarations_2.13_subset.h").read_text())
+
+    def arguments(name: str) -> list[str]:
+        return ["generate", "--yaml", "backend.yaml", "--declarations", "RegistrationDeclarations.h",
+                "--out", f"{name}/generated", "--kernels", f"{name}/kernels"]
+
+    holder = stopped_at(root, "journal", arguments("a"))
+    try:
+        code, stderr = finish(cli(root, args=arguments("b")))
+        assert code == 0, stderr
+        before = tree(root / "a")
+        code, stderr = finish(cli(root, args=arguments("a")))
+        assert code == 2
+        assert stderr.splitlines()[0] == (
+            "error: generated: another scaffold-backend run holds the lock on this directory (waited 10 s)"
+        ), stderr
+        assert "Traceback" not in stderr
+        assert tree(root / "a") == before
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    code, stderr = finish(cli(root, args=arguments("a")))
+    assert code == 0, stderr
+    assert project_tree(root / "a") == project_tree(root / "b")
+    assert leftovers(root) == []
+    assert finish(cli(root, "--check", args=arguments("a")))[0] == 0

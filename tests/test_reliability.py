@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -384,6 +385,70 @@ def test_a_second_run_cannot_take_the_lock(tmp_path: Path) -> None:
                 pass
     with output_lock(layout, wait_seconds=0.2):
         pass
+
+
+def test_the_lock_is_the_outputs_own(tmp_path: Path) -> None:
+    """Outputs beside each other (existing or not yet) lock independently; the kernel directory a
+    run writes is locked with its output; an output created for the lock and left empty is
+    removed again; a read-only run creates nothing."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "existing" / "generated").mkdir(parents=True)
+
+    def layout(out: str, kernels: str) -> Layout:
+        return Layout(root=root, out_dir=root / out, kernels_dir=root / kernels)
+
+    with output_lock(layout("existing/generated", "existing/kernels")):
+        with output_lock(layout("new/generated", "new/kernels"), wait_seconds=0):
+            with output_lock(layout("existing_too", "other_kernels"), wait_seconds=0):
+                assert (root / "new" / "generated").is_dir() and (root / "new" / "kernels").is_dir()
+            with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
+                with output_lock(layout("new/generated", "elsewhere"), wait_seconds=0.1):
+                    pass
+        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock") as raised:
+            with output_lock(layout("third", "existing/kernels"), wait_seconds=0.1):
+                pass
+        assert raised.value.location is not None and raised.value.location.path == "existing/kernels"
+    assert sorted(path.relative_to(root).as_posix() for path in root.rglob("*")) == [
+        "existing", "existing/generated"]
+    with output_lock(layout("read/generated", "read/kernels"), create=False):
+        # A run that only reads holds the lock on the output that a writing run would create.
+        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
+            with output_lock(layout("read/generated", "read/kernels"), wait_seconds=0):
+                pass
+    assert not (root / "read").exists()
+
+
+def test_a_waiter_on_an_output_removed_by_its_creator_starts_over(tmp_path: Path) -> None:
+    """Run 1 creates the output for its lock and fails (leaving it empty: it is removed); run 2,
+    which opened the directory meanwhile, must not go on holding a lock on a removed directory."""
+    import threading
+
+    root = tmp_path / "project"
+    root.mkdir()
+    layout = Layout(root=root, out_dir=root / "generated", kernels_dir=root / "generated" / "kernels")
+    entered = threading.Event()
+    outcome: list[bool] = []
+
+    def second() -> None:
+        entered.wait()
+        with output_lock(layout, wait_seconds=5):
+            outcome.append((root / "generated").is_dir())
+            # the lock is on the directory that is there now: a third run cannot take it
+            try:
+                with output_lock(layout, wait_seconds=0):
+                    outcome.append(False)
+            except OutputError:
+                outcome.append(True)
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with output_lock(layout):
+        entered.set()
+        time.sleep(0.3)  # the second run is waiting on the directory now
+    thread.join(10)
+    assert outcome == [True, True]
+    assert not (root / "generated").exists()
 
 
 def test_a_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:
