@@ -301,6 +301,43 @@ def test_a_kernel_deleted_from_its_file_is_added_back(tmp_path: Path, baseline: 
     assert invoke(root, [*ARGS, "--check"])[0] == 0
 
 
+def test_a_signature_left_in_a_comment_or_string_does_not_hide_a_missing_kernel(
+    tmp_path: Path, baseline: Path
+) -> None:
+    """The user replaced the abs kernel by a commented-out copy and a string quoting it: no
+    definition is left, so the run adds a fresh stub (and --check said so before)."""
+    root = workspace(tmp_path, baseline)
+    abs_cpp = root / "kernels" / "abs.cpp"
+    text = abs_cpp.read_text()
+    start = text.index("at::Tensor abs(")
+    end = text.index("}\n", start) + 2
+    kernel = text[start:end]
+    abs_cpp.write_text(text[:start] + "/* moved to abs_impl.cpp:\n" + kernel + "*/\n"
+                       + f'const char* kOld = R"({kernel})";\n' + text[end:])
+    code, _, stderr = invoke(root, [*ARGS, "--check"])
+    assert code == 1 and "1 file(s) are stale" in stderr, stderr
+    assert invoke(root, ARGS)[0] == 0
+    merged = abs_cpp.read_text()
+    assert merged.count(kernel) == 3 and "/* moved to abs_impl.cpp:" in merged
+    assert invoke(root, [*ARGS, "--check"])[0] == 0
+
+
+def test_a_reformatted_signature_is_not_reported_missing(tmp_path: Path, baseline: Path) -> None:
+    """clang-format broke the definition lines, renamed parameters, moved the return type: every
+    kernel is still there, and nothing is added."""
+    root = workspace(tmp_path, baseline)
+    abs_cpp = root / "kernels" / "abs.cpp"
+    text = abs_cpp.read_text()
+    reformatted = (text.replace("at::Tensor abs(const at::Tensor & self) {", "at::Tensor\nabs(const at::Tensor& input)\n{")
+                   .replace("at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out) {",
+                            "at::Tensor&\nabs_out(\n    const at::Tensor& self,\n    at::Tensor& out) {"))
+    assert reformatted.count("\n") == text.count("\n") + 5
+    abs_cpp.write_text(reformatted)
+    assert invoke(root, [*ARGS, "--check"])[0] == 0
+    assert invoke(root, ARGS)[0] == 0
+    assert abs_cpp.read_text() == reformatted
+
+
 # 7. A user's file keeps its form.
 def test_merge_keeps_crlf_bom_and_bytes_that_are_not_utf8(tmp_path: Path, baseline: Path) -> None:
     root = workspace(tmp_path, baseline)
