@@ -279,6 +279,7 @@ def commit(plan: Plan, layout: Layout) -> None:
         for change in plan.changes
     ]
     journal_written = False
+    staged: list[Path] = []  # the temporaries this run made (never a file that was there)
     current: Path = layout.out_dir
     try:
         for directory in sorted({change.path.parent for change in plan.changes} | {layout.out_dir}):
@@ -294,15 +295,15 @@ def commit(plan: Plan, layout: Layout) -> None:
             if temporary is not None:
                 assert change.content is not None
                 _stage(change.path, temporary, change.content)
+                staged.append(temporary)
         _stop_if(stop_at, "staged")
         current = journal_path(layout)
         _write_journal(layout, operations, staging=False)
         _stop_if(stop_at, "journal")
     except OSError as error:
-        for _, temporary in operations:
-            if temporary is not None:
-                with contextlib.suppress(OSError):
-                    _remove_temporary(temporary)
+        for temporary in staged:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
         if journal_written:
             with contextlib.suppress(OSError):
                 journal_path(layout).unlink()
