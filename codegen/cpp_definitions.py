@@ -1,9 +1,11 @@
 """Which kernels a user's C++ file defines, decided on C++ tokens rather than on its text.
 
-A kernel file belongs to the user, so the generator cannot ask it to keep any marker: the only
-thing that must be there is what the linker needs, the definition of each kernel the
-registration code calls. Whether that is there is decided on the file as C++'s own first
-translation phases see it, so that neither layout nor prose can change the answer:
+A kernel file belongs to the user, so the generator cannot ask it to keep any marker (a marker
+comment the user deletes, moves or copies would say the wrong thing either way): the only thing
+that must be there is what the linker needs, the definition of each kernel the registration code
+calls. The build finds a missing one too, but only at link time, after `--check` has passed. So
+whether it is there is decided on the file as C++'s own first translation phases see it, and
+neither layout nor prose can change the answer:
 
 1. Lines joined at backslash-newlines; comments dropped; string and character literals (raw
    strings included) each become one opaque token, so no text inside them can look like code.
