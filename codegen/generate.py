@@ -235,7 +235,7 @@ def plan_only(options: GenerateOptions, *, check: bool = False) -> GenerateResul
     """What `run` would do, writing nothing (--check, --dry-run); under the lock, so it never
     sees a tree another run is halfway through. `check`: see `prepare`."""
     layout = layout_of(options)
-    with transaction.output_lock(layout):
+    with transaction.output_lock(layout, create=False):
         if transaction.has_interrupted_transaction(layout):
             raise StaleOutputError(
                 "an interrupted `scaffold-backend generate` left its write unfinished",
