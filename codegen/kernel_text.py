@@ -92,7 +92,7 @@ def missing_kernels(text: str, kernel: KernelFile) -> list[str]:
 def kernel_namespace(kernel: KernelFile) -> str:
     """The C++ namespace the file's kernels are declared in (`a::b`), from the namespace line its
     template opens."""
-    opening = cpp_definitions.tokens(str(kernel.template_arguments["namespace_open"]))
+    opening = cpp_definitions.tokens(kernel.template_arguments.namespace_open)
     return "::".join(token for token in opening[1:] if token not in ("::", "{"))
 
 
