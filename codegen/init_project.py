@@ -385,6 +385,8 @@ def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
             "project/torch_upgrade.yml.j2", **context
         ),
         ".gitignore": render("project/gitignore.j2", **context),
+        # The project's own fake classes (the package __init__ imports it); foo's is hand-written.
+        f"python/{names.package}/custom_classes.py": render("project/custom_classes.py.j2", **context),
     }
     return files
 
