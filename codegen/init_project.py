@@ -49,7 +49,7 @@ _COPIED_FROM_RUNTIME = {"CMakeLists.txt": "CMakeLists.txt"}
 _RUNTIME_SOURCE_DIRECTORIES = ("csrc", "driver")
 _RUNTIME_SOURCE_SUFFIXES = (".h", ".cpp")
 # The device-name-agnostic Python side of the runtime.
-_COPIED_PYTHON_MODULES = ("_device.py", "_streams.py", "distributed.py", "_inductor.py")
+_COPIED_PYTHON_MODULES = ("_device.py", "_streams.py", "distributed.py", "_inductor.py", "custom_classes.py")
 CONFORMANCE_PACKAGE = "conformance"
 # cmake/: how the build finds torch, and the supported torch releases (torch-requirement.txt).
 _RUNTIME_BUILD_SUFFIXES = (".cmake", ".py", ".txt")
@@ -385,8 +385,6 @@ def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
             "project/torch_upgrade.yml.j2", **context
         ),
         ".gitignore": render("project/gitignore.j2", **context),
-        # The project's own fake classes (the package __init__ imports it); foo's is hand-written.
-        f"python/{names.package}/custom_classes.py": render("project/custom_classes.py.j2", **context),
     }
     return files
 

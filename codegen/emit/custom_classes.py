@@ -14,6 +14,8 @@ from torchgen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType,
 
 from ..custom_classes import FLATTEN_MEMBER, ClassMethod, CustomClass
 from ..render import render
+from .common import OutputFile, Owner, generated_banner
+from .context import EmitContext
 
 REGISTRATION_FILE = "RegisterCustomClasses.cpp"
 # Where a class's files live, relative to the kernels directory: the registration includes
@@ -173,3 +175,35 @@ def scaffold_source(custom_class: CustomClass, *, device: str, cpp_namespace: st
 
 def scaffold_fake_class(custom_class: CustomClass, *, device: str, cpp_namespace: str, yaml_path: str) -> str:
     return render("codegen/fake_class.py.j2", **_class_context(custom_class, device, cpp_namespace, yaml_path))
+
+
+def emit_custom_class_registration(context: EmitContext) -> list[OutputFile]:
+    """The generated registration of the YAML's classes; nothing without a custom_classes section."""
+    config = context.config
+    if not config.custom_classes:
+        return []
+    content = emit_registration(
+        config.custom_classes,
+        banner=generated_banner(context.selection),
+        device=config.device,
+        cpp_namespace=config.cpp_namespace,
+        yaml_path=config.display_path,
+    )
+    return [OutputFile(path=context.layout.in_out(REGISTRATION_FILE), content=content, owner=Owner.GENERATOR)]
+
+
+def custom_class_scaffolds(context: EmitContext) -> list[OutputFile]:
+    """The user's files of each class, in <kernels>/custom_classes/: created when missing, then
+    never touched (the registration binds to them by name)."""
+    config = context.config
+    options = {"device": config.device, "cpp_namespace": config.cpp_namespace, "yaml_path": config.display_path}
+    directory = context.layout.kernels_dir / CLASS_DIRECTORY
+    files = []
+    for custom_class in config.custom_classes:
+        stem = custom_class.file_stem
+        files += [
+            OutputFile(directory / f"{stem}.h", scaffold_header(custom_class, **options), Owner.USER),
+            OutputFile(directory / f"{stem}.cpp", scaffold_source(custom_class, **options), Owner.USER),
+            OutputFile(directory / f"{stem}.py", scaffold_fake_class(custom_class, **options), Owner.USER),
+        ]
+    return files

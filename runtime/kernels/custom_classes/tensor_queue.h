@@ -5,15 +5,19 @@
 // torch.export" guide; a backend keeps state that outlives one op (a
 // communicator, a cache, a queue of in-flight work) in a class like this.
 //
+// Declared in yaml/foo.yaml (custom_classes); the generated
+// generated/RegisterCustomClasses.cpp binds the methods below by name, with
+// obj_flatten() as __obj_flatten__ and pickled_state() for pickling.
+//
 // What makes it traceable:
-//  - obj_flatten() (registered as __obj_flatten__) names the state as
-//    (name, value) pairs. torch.compile and torch.export call it to build a
-//    fake object (the Python class in python/torch_foo/custom_classes.py,
-//    whose __obj_unflatten__ takes these pairs) and to guard on the state.
+//  - obj_flatten() names the state as (name, value) pairs. torch.compile and
+//    torch.export call it to build a fake object (FakeTensorQueue in
+//    tensor_queue.py, whose __obj_unflatten__ takes these pairs) and to guard
+//    on the state.
 //  - Every method the traced code calls has a twin on that fake class.
 //
 // The queued tensors may live on any device (foo, CPU); the queue never
-// copies them. The registration (TORCH_LIBRARY) is in register_tensor_queue.cpp.
+// copies them.
 #pragma once
 
 #include <ATen/core/Tensor.h>
