@@ -19,6 +19,7 @@ from torchgen.model import DispatchKey, OperatorName
 import yaml
 
 from . import ident
+from .custom_classes import parse_custom_classes
 from .errors import BackendYamlError, SourceLocation
 from .model import TORCHGEN_PARSE_ERRORS, BackendConfig, FallbackDefault, FallbackMode, FallbackPolicy, OpEntry
 
@@ -35,7 +36,7 @@ TORCHGEN_KEYS = (
     "device_guard",
     "extra_headers",
 )
-OWN_KEYS = ("device", "fallback", "shards")
+OWN_KEYS = ("device", "fallback", "shards", "custom_classes")
 VALID_KEYS = TORCHGEN_KEYS + OWN_KEYS
 LAZY_TENSOR_KEYS = ("full_codegen", "non_native", "ir_gen")
 FALLBACK_KEYS = ("default", "mode", "warn_once", "never", "explicit")
@@ -286,6 +287,9 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
         extra_headers=extra_headers,
         fallback=fallback,
         shards=shards,
+        custom_classes=(
+            parse_custom_classes(reader, entries["custom_classes"][1]) if "custom_classes" in entries else ()
+        ),
     )
 
 

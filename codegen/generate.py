@@ -13,6 +13,7 @@ from . import kernel_text, safety, transaction
 from .backend_yaml import default_backend_config
 from .emit.cmake import emit_sources_cmake
 from .emit.context import EmitContext, build_context
+from .emit.custom_classes import custom_class_scaffolds, emit_custom_class_registration
 from .emit.declarations import emit_declarations
 from .emit.fallback import emit_fallback
 from .emit.manifest import build_manifest, emit_manifest
@@ -105,6 +106,7 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
         *emit_registration_shards(context),
         *emit_autograd_registration(context),
         *emit_fallback(context),
+        *emit_custom_class_registration(context),
     ]
 
 
@@ -131,14 +133,22 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
         upgraded = previous is not None and previous.declarations.sha256 != selection.declarations.sha256
         if kept and upgraded:
             kept_names[kernel.output.path] = kept
-    check_unique_paths([*generated, *(kernel.output for kernel in kernel_files)])
-    for output in (*generated, *(kernel.output for kernel in kernel_files)):
+    scaffolds = custom_class_scaffolds(context)
+    check_unique_paths([*generated, *(kernel.output for kernel in kernel_files), *scaffolds])
+    for output in (*generated, *(kernel.output for kernel in kernel_files), *scaffolds):
         safety.check_confined(output.path, layout, "an output file")
 
     kernel_changes, merges = _plan_kernel_files(kernel_files, previous, layout)
+    # A custom class's own files are the user's from the start: created once, never rewritten.
+    kernel_changes += [
+        Change(output.path, Action.CREATE, output.content)
+        for output in scaffolds
+        if not output.path.exists() and not output.path.is_symlink()
+    ]
     orphaned = _orphaned_kernel_files(kernel_files, previous, layout)
-    generated.append(emit_sources_cmake(context, generated, [k.output for k in kernel_files], orphaned))
-    manifest = build_manifest(context, generated, kernel_files, orphaned)
+    compiled = [k.output for k in kernel_files] + [output for output in scaffolds if output.path.suffix == ".cpp"]
+    generated.append(emit_sources_cmake(context, generated, compiled, orphaned))
+    manifest = build_manifest(context, generated, kernel_files, orphaned, scaffolds)
     generated.append(emit_manifest(context, manifest))
 
     generated_changes = plan_generated_files(

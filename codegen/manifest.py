@@ -60,6 +60,9 @@ class Manifest:
     kernel_files: Mapping[str, KernelFileRecord] = field(default_factory=dict)
     orphaned_kernel_files: tuple[str, ...] = ()
     """Kernel files whose ops are gone: kept on disk, left out of the build, reported."""
+    custom_class_files: tuple[str, ...] = ()
+    """The user's files of the YAML's custom classes (created once, never merged): recorded so
+    the fast up-to-date answer knows a missing one must be created again."""
 
     def to_json(self) -> str:
         document: dict[str, Any] = {
@@ -81,6 +84,8 @@ class Manifest:
             },
             "orphaned_kernel_files": sorted(self.orphaned_kernel_files),
         }
+        if self.custom_class_files:  # absent without classes: older manifests stay as they were
+            document["custom_class_files"] = sorted(self.custom_class_files)
         return json.dumps(document, indent=2, sort_keys=False) + "\n"
 
 
@@ -166,7 +171,7 @@ def _manifest_from_json(document: Any) -> Manifest:
     if not isinstance(document, dict):
         raise _ManifestShapeError("the top level must be a JSON object")
     known = {"generated_by", "format", "generator", "inputs", "files", "kernel_files",
-             "orphaned_kernel_files"}
+             "orphaned_kernel_files", "custom_class_files"}
     unknown = sorted(set(document) - known)
     if unknown:
         raise _ManifestShapeError(f"unknown field(s) {', '.join(map(repr, unknown))}")
@@ -198,6 +203,9 @@ def _manifest_from_json(document: Any) -> Manifest:
     orphaned = document.get("orphaned_kernel_files", [])
     if not isinstance(orphaned, list):
         raise _ManifestShapeError("\"orphaned_kernel_files\" must be a list")
+    class_files = document.get("custom_class_files", [])
+    if not isinstance(class_files, list):
+        raise _ManifestShapeError("\"custom_class_files\" must be a list")
     return Manifest(
         generator_version=_field(generator, "version", str, "\"generator\""),
         declarations=_input_record(_field(inputs, "declarations", dict, "\"inputs\""), "declarations"),
@@ -207,6 +215,7 @@ def _manifest_from_json(document: Any) -> Manifest:
         orphaned_kernel_files=tuple(
             _relative_path(path, "\"orphaned_kernel_files\"") for path in orphaned
         ),
+        custom_class_files=tuple(_relative_path(path, "\"custom_class_files\"") for path in class_files),
     )
 
 

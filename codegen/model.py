@@ -21,11 +21,15 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from torchgen.model import FunctionSchema, OperatorName
 
 from .errors import DeclarationsError, SourceLocation
 from .raising_defaults import RAISING_DEFAULT_KERNELS
+
+if TYPE_CHECKING:
+    from .custom_classes import CustomClass
 
 # The separator between the C++ declaration and its JSON metadata on every entry line.
 _ENTRY_SEPARATOR = "; // "
@@ -322,6 +326,8 @@ class BackendConfig:
     extra_headers: tuple[str, ...]
     fallback: FallbackPolicy
     shards: int
+    custom_classes: tuple[CustomClass, ...] = ()
+    """The `custom_classes:` section (custom_classes.py)."""
 
     @property
     def display_path(self) -> str:

@@ -22,6 +22,11 @@ JOURNAL_NAME = ".scaffold_transaction.json"
 """Where an unfinished `generate` write is recorded (see transaction.py)."""
 SOURCES_CMAKE = "sources.cmake"
 DEFAULT_KERNELS_DIR_NAME = "kernels"
+# The registration of the YAML's custom_classes, in the output directory.
+CUSTOM_CLASS_REGISTRATION = "RegisterCustomClasses.cpp"
+# Where a class's user-owned files live, relative to the kernels directory: the registration
+# includes "custom_classes/<stem>.h" (the kernels directory is on the include path).
+CUSTOM_CLASS_DIRECTORY = "custom_classes"
 
 
 class Owner(enum.Enum):

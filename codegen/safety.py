@@ -60,7 +60,7 @@ def check_manifest_paths(manifest: Manifest, layout: Layout, shown: str) -> None
     for relative in manifest.files:
         if not is_confined(layout.out_dir / relative, layout.out_dir):
             raise refuse(relative, '"files"', "output directory")
-    for relative in (*manifest.kernel_files, *manifest.orphaned_kernel_files):
+    for relative in (*manifest.kernel_files, *manifest.orphaned_kernel_files, *manifest.custom_class_files):
         if not is_confined(layout.out_dir / relative, layout.kernels_dir):
             raise refuse(relative, '"kernel_files"', "kernel directory")
 

@@ -143,6 +143,8 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
     orphaned = tuple(options.out_dir / relative for relative in manifest.orphaned_kernel_files)
     if not all(path.is_file() for path in orphaned):
         return None
+    if not all((options.out_dir / relative).is_file() for relative in manifest.custom_class_files):
+        return None  # the full run creates it again
     kernels = sum(len(record.heads) for record in manifest.kernel_files.values())
     return UpToDate(kernels=kernels, orphaned=orphaned)
 

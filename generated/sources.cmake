@@ -10,6 +10,7 @@ set(SCAFFOLD_GENERATED_DIR "${CMAKE_CURRENT_LIST_DIR}")
 set(SCAFFOLD_GENERATED_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/PrivateUse1Fallback.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterAutogradPrivateUse1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/RegisterCustomClasses.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterPrivateUse1_0.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterPrivateUse1_1.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterPrivateUse1_2.cpp"
@@ -37,6 +38,7 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/convolution_backward_overrideable.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/convolution_overrideable.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/cos.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_classes/tensor_queue.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/div.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/empty.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/empty_strided.cpp"

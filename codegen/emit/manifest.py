@@ -16,6 +16,7 @@ def build_manifest(
     generated: Sequence[OutputFile],
     kernel_files: Sequence[KernelFile],
     orphaned: Sequence[str],
+    custom_class_files: Sequence[OutputFile] = (),
 ) -> Manifest:
     selection = context.selection
     layout = context.layout
@@ -37,6 +38,7 @@ def build_manifest(
             for kernel in kernel_files
         },
         orphaned_kernel_files=tuple(sorted(orphaned)),
+        custom_class_files=tuple(sorted(layout.from_out(output.path) for output in custom_class_files)),
     )
 
 
