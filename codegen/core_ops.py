@@ -30,6 +30,7 @@ CORE_OPS = (
     "set_",
     "fill_.Scalar",
     "zero_",
+    "_efficientzerotensor",
 )
 CORE_OPS_HEADER = "core_ops.h"
 RUNTIME_NAMESPACE = "scaffold::runtime"

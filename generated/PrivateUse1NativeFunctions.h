@@ -8,6 +8,7 @@
 
 #include "native/_copy_from.h"
 #include "native/_copy_from_and_resize.h"
+#include "native/_efficientzerotensor.h"
 #include "native/_local_scalar_dense.h"
 #include "native/_log_softmax.h"
 #include "native/_log_softmax_backward_data.h"

@@ -2,8 +2,9 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 31 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 32 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
+#include "native/_efficientzerotensor.h"
 #include "native/_local_scalar_dense.h"
 #include "native/_softmax.h"
 #include "native/abs.h"
@@ -36,6 +37,11 @@
 #include <torch/library.h>
 
 namespace {
+
+at::Tensor wrapper__efficientzerotensor(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  const c10::DeviceGuard device_guard(c10::device_or_default(device));
+  return foo::_efficientzerotensor(C10_AS_INTARRAYREF_SLOW(size), dtype, layout, device, pin_memory);
+}
 
 at::Scalar wrapper__local_scalar_dense(const at::Tensor & self) {
   std::optional<c10::Device> common_device = std::nullopt;
@@ -228,6 +234,7 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_efficientzerotensor", TORCH_FN(wrapper__efficientzerotensor));
   m.impl("_local_scalar_dense", TORCH_FN(wrapper__local_scalar_dense));
   m.impl("_softmax.out", TORCH_FN(wrapper__softmax_out));
   m.impl("abs_", TORCH_FN(wrapper_abs_));

@@ -20,6 +20,7 @@ set(SCAFFOLD_GENERATED_SOURCES
 set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_copy_from.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_copy_from_and_resize.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_efficientzerotensor.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_local_scalar_dense.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_log_softmax.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_log_softmax_backward_data.cpp"

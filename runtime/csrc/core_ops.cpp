@@ -3,6 +3,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/TensorFactories.h>
 #include <ATen/ops/_local_scalar_dense_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
@@ -17,6 +18,7 @@
 #include <torch/library.h>
 
 #include "allocator.h"
+#include "device.h"
 #include "host_allocator.h"
 #include "memory_access.h"
 #include "stream.h"
@@ -168,6 +170,21 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, ::std::op
   const c10::OptionalDeviceGuard guard(device);
   return at::detail::empty_strided_generic(
       size, stride, device_allocator(), device_key_set(), c10::dtype_or_default(dtype));
+}
+
+at::Tensor _efficientzerotensor(at::IntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  check_factory_args("_efficientzerotensor", layout, device, pin_memory);
+  const c10::OptionalDeviceGuard guard(device);
+  // As CUDA's: ATen's ZeroTensorAllocator gives a null data pointer on the
+  // (current) device, and the ZeroTensor key routes every op on the tensor
+  // through PyTorch's ZeroTensor handling before it could reach a kernel.
+  at::native::ZeroTensorAllocator allocator(c10::Device(c10::DeviceType::PrivateUse1, current_device()));
+  return at::detail::empty_generic(
+      size,
+      &allocator,
+      device_key_set() | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor),
+      c10::dtype_or_default(dtype),
+      std::nullopt);
 }
 
 // ---- Views -------------------------------------------------------------------------

@@ -30,6 +30,10 @@ namespace scaffold::runtime {
 // runtime's caching allocator.
 at::Tensor empty(at::IntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory, ::std::optional<at::MemoryFormat> memory_format);
 at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory);
+// A ZeroTensor: sizes and dtype, no memory (a null data pointer). Autograd
+// hands these out for gradients it knows are zero (sgn, sign, ...); PyTorch's
+// ZeroTensor dispatch key turns one into real zeros when an op needs values.
+at::Tensor _efficientzerotensor(at::IntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory);
 
 // ---- Views (share self's storage; no memory is touched) ----------------------
 at::Tensor as_strided(const at::Tensor & self, at::IntArrayRef size, at::IntArrayRef stride, ::std::optional<int64_t> storage_offset);

@@ -291,6 +291,20 @@ def _zero_() -> None:
     assert_same(zeros, torch.zeros(5, dtype=I64))
 
 
+@op_test("_efficientzerotensor")
+def _efficientzerotensor() -> None:
+    with no_fallback():
+        z = torch.ops.aten._efficientzerotensor([2, 3], dtype=F32, device=DEVICE)
+    assert z.device.type == "foo" and torch._is_zerotensor(z) and z.shape == (2, 3)
+    assert_same(z, torch.zeros(2, 3))  # .cpu() materialises it
+    assert_same(z + rand((2, 3)), rand((2, 3)))
+    # autograd hands one out for sgn's gradient of a real tensor (it crashed through the fallback)
+    for dtype in (F32, F64):
+        x = rand((4, 5), dtype).to(DEVICE).requires_grad_()
+        torch.sgn(x).backward(torch.ones(4, 5, dtype=dtype, device=DEVICE))
+        assert_same(x.grad, torch.zeros(4, 5, dtype=dtype))
+
+
 # ---- Elementwise arithmetic ---------------------------------------------------------------------
 
 
