@@ -301,6 +301,35 @@ class FallbackPolicy:
 
 
 @dataclass(frozen=True)
+class CustomOp:
+    """One entry of the YAML's `custom_ops`: an operator the backend defines itself, in the
+    namespace named after its device (`foo::mymuladd`). The schema is torchgen's, parsed from the
+    YAML text, so `str(schema)` is the canonical form TORCH_LIBRARY receives."""
+
+    namespace: str
+    schema: FunctionSchema
+    autograd: bool
+    """Register a Python autograd formula (torch.library.register_autograd) from the user's file."""
+    cpu: bool
+    """Also register a CPU kernel, so the op runs on host tensors (and opcheck can compare)."""
+    location: SourceLocation = field(compare=False)
+
+    @property
+    def op_name(self) -> str:
+        """`name` or `name.overload`, as torch.library and m.impl() spell it inside the namespace."""
+        return str(self.schema.name)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.namespace}::{self.op_name}"
+
+    @property
+    def group(self) -> str:
+        """The user's files for the op: its base name, shared by its overloads."""
+        return str(self.schema.name.name)
+
+
+@dataclass(frozen=True)
 class BackendConfig:
     """A parsed backend YAML: torchgen's gen_backend_stubs keys plus scaffold-backend's own."""
 
@@ -322,6 +351,8 @@ class BackendConfig:
     extra_headers: tuple[str, ...]
     fallback: FallbackPolicy
     shards: int
+    custom_ops: tuple[CustomOp, ...] = ()
+    """Operators the backend defines in its own namespace (the `custom_ops` section)."""
 
     @property
     def display_path(self) -> str:
