@@ -372,10 +372,18 @@ def _custom_op(reader: _Reader, node: yaml.Node, namespace: str) -> CustomOp:
     def flag(key: str, default: bool) -> bool:
         return reader.boolean(entries[key][1], f"'{key}' of a custom op") if key in entries else default
 
+    autograd = flag("autograd", False)
+    if autograd and schema.is_mutable:
+        raise reader.error(
+            entries["autograd"][1],
+            f"custom op '{namespace}::{schema.name}' mutates its arguments; "
+            "torch.library.register_autograd supports functional ops only",
+            hint="declare a functional variant with autograd: true and derive the mutating one from it",
+        )
     return CustomOp(
         namespace=namespace,
         schema=schema,
-        autograd=flag("autograd", False),
+        autograd=autograd,
         cpu=flag("cpu", True),
         location=reader.location(schema_node),
     )

@@ -331,6 +331,12 @@ def custom_kernel_base(name: OperatorName) -> str:
     return f"{name.name}_{overload}" if overload else str(name.name)
 
 
+def cpp_string_literal(text: str) -> str:
+    """`text` as a C++ string literal (a schema's default strings may hold quotes)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
 def stable_shard(op_name: str, shard_count: int) -> int:
     """Which registration shard an op goes to. A content hash (never Python's salted `hash()`)
     keeps the assignment identical across runs and machines, and a fixed shard count means adding

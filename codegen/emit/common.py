@@ -27,6 +27,11 @@ class OutputFile:
     owner: Owner
 
 
+CUSTOM_OPS_DIR = "custom_ops"
+"""Where custom ops' files go, under the output directory (generated Python module) and the
+kernels directory (the user's files); the package installs both as `<package>.custom_ops`."""
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where things go. `root` is the directory input paths are shown relative to."""
@@ -45,6 +50,15 @@ class Layout:
 
     def stub_path(self, group: str) -> Path:
         return self.kernels_dir / f"{group}.cpp"
+
+    def custom_op_kernel_path(self, group: str) -> Path:
+        """The user's C++ kernels (CPU and device) of a custom op and its overloads. A directory
+        of their own, so `foo::add` never meets aten::add's kernels/add.cpp."""
+        return self.kernels_dir / CUSTOM_OPS_DIR / f"{group}.cpp"
+
+    def custom_op_python_path(self, group: str) -> Path:
+        """The user's Python side of a custom op (fake kernel, autograd formula)."""
+        return self.kernels_dir / CUSTOM_OPS_DIR / f"{group}.py"
 
     @staticmethod
     def group_header(group: str) -> str:

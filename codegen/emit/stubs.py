@@ -25,6 +25,10 @@ class StubKernel:
     message: str
     type_signature: str
     """The declaration without parameter names (KernelBinding.type_signature)."""
+    returns: str = ""
+    """Python stubs only: the return annotation written after the head."""
+    body: str = ""
+    """Python stubs only: the one statement a fresh function holds."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,10 @@ class KernelFile:
     """The line that closes the namespace; new kernels are inserted before it."""
     template_arguments: Mapping[str, object]
     """What the file's template was rendered with, apart from the kernels."""
+    template: str = STUB_TEMPLATE
+    """The file's template (aten kernel files, custom op kernels, custom op Python)."""
+    snippet_macro: tuple[str, str] = (STUB_MACROS, "kernel_stub")
+    """The template and macro that render one kernel alone."""
 
     @property
     def heads(self) -> dict[str, str]:
@@ -60,9 +68,11 @@ class KernelFile:
         }
         return replace(
             self,
-            output=replace(self.output, content=_render_file(self.template_arguments, kernels)),
+            output=replace(
+                self.output, content=render_kernel_file(self.template, self.template_arguments, kernels)
+            ),
             kernels=kernels,
-            snippets=_snippets(kernels),
+            snippets=kernel_snippets(kernels, self.snippet_macro),
         )
 
 
@@ -72,12 +82,17 @@ def stub_display_path(context: EmitContext, group: str) -> str:
     return f"{context.layout.kernels_dir.name}/{group}.cpp"
 
 
-def _render_file(template_arguments: Mapping[str, object], kernels: Mapping[str, StubKernel]) -> str:
-    return render(STUB_TEMPLATE, **template_arguments, kernels=list(kernels.values()))
+def render_kernel_file(
+    template: str, template_arguments: Mapping[str, object], kernels: Mapping[str, StubKernel]
+) -> str:
+    return render(template, **template_arguments, kernels=list(kernels.values()))
 
 
-def _snippets(kernels: Mapping[str, StubKernel]) -> dict[str, str]:
-    stub_macro = environment().get_template(STUB_MACROS).module.kernel_stub  # type: ignore[attr-defined]
+def kernel_snippets(
+    kernels: Mapping[str, StubKernel], macro: tuple[str, str] = (STUB_MACROS, "kernel_stub")
+) -> dict[str, str]:
+    template, name = macro
+    stub_macro = getattr(environment().get_template(template).module, name)
     return {op: str(stub_macro(kernel)) for op, kernel in kernels.items()}
 
 
@@ -108,10 +123,12 @@ def emit_stubs(context: EmitContext) -> list[KernelFile]:
         files.append(
             KernelFile(
                 output=OutputFile(
-                    context.layout.stub_path(group), _render_file(template_arguments, kernels), Owner.USER
+                    context.layout.stub_path(group),
+                    render_kernel_file(STUB_TEMPLATE, template_arguments, kernels),
+                    Owner.USER,
                 ),
                 kernels=kernels,
-                snippets=_snippets(kernels),
+                snippets=kernel_snippets(kernels),
                 namespace_close=namespace_close,
                 template_arguments=template_arguments,
             )
