@@ -10,8 +10,8 @@ exist is checked later, against the declarations (selection.py).
 from __future__ import annotations
 
 import difflib
-import keyword
 import hashlib
+import keyword
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -331,7 +331,7 @@ def _custom_op(reader: _Reader, node: yaml.Node, namespace: str) -> CustomOp:
     """One `custom_ops` entry: `{schema: "name(Tensor a) -> Tensor", autograd: true}`; a plain
     string is the schema alone."""
     if isinstance(node, yaml.ScalarNode):
-        entries = {"schema": (node, node)}
+        entries: dict[str, tuple[yaml.Node, yaml.Node]] = {"schema": (node, node)}
     else:
         entries = reader.mapping(node, "each entry of 'custom_ops'", CUSTOM_OP_KEYS)
         if "schema" not in entries:

@@ -11,7 +11,6 @@ import torch
 from . import mymuladd
 
 torch.library.register_fake("foo::mymuladd", mymuladd.mymuladd_fake)
-
 torch.library.register_autograd(
     "foo::mymuladd", mymuladd.mymuladd_backward, setup_context=mymuladd.mymuladd_setup_context
 )
