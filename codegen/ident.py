@@ -289,10 +289,15 @@ def check_custom_op_namespace(namespace: str, backend_package: str, location: So
             location=location,
             hint=hint,
         )
+    spec = None
+    if namespace != backend_package and namespace not in sys.stdlib_module_names:
+        spec = importlib.util.find_spec(namespace)
+    # A directory of that name in the working directory (the project itself, say) is found as a
+    # namespace package; only a real module or package outside it is a library.
     if (
-        namespace != backend_package
-        and namespace not in sys.stdlib_module_names
-        and importlib.util.find_spec(namespace) is not None
+        spec is not None
+        and spec.origin is not None
+        and not Path(spec.origin).resolve().is_relative_to(Path.cwd().resolve())
     ):
         raise ScaffoldError(
             f"custom op namespace '{namespace}' is the name of another installed library; "

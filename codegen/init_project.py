@@ -32,6 +32,7 @@ from . import __version__, ident
 from .backend_yaml import parse_backend_yaml
 from .core_ops import CORE_OPS, fill_core_kernels
 from .errors import ProjectConfigError, ScaffoldError, SourceLocation
+from .example_custom_op import EXAMPLE_SCHEMA, filled_example_files
 from .generate import run
 from .inputs import display_path, load_declarations
 from .model import DeclarationsFile
@@ -287,7 +288,11 @@ def _check_target(target: Path, force: bool) -> None:
 
 def default_backend_yaml(names: ProjectNames, extra_ops: Sequence[str]) -> str:
     return render(
-        "project/backend.yaml.j2", device=names.device, core_ops=CORE_OPS, extra_ops=list(extra_ops)
+        "project/backend.yaml.j2",
+        device=names.device,
+        core_ops=CORE_OPS,
+        extra_ops=list(extra_ops),
+        custom_op_example=EXAMPLE_SCHEMA,
     )
 
 
@@ -406,6 +411,10 @@ def _stage(names: ProjectNames, backend_yaml: str, staging: Path) -> None:
         filled = fill_core_kernels(kernel, bindings)
         if filled != kernel.output.content:
             write_atomically(kernel.output.path, filled)
+    # The example custom op (yaml custom_ops) gets working kernels too.
+    example = filled_example_files(result.kernel_files, names.device, f"yaml/{names.device}.yaml")
+    for path, content in example.items():
+        write_atomically(path, content)
 
 
 def _relative_files(directory: Path) -> list[str]:
