@@ -30,7 +30,7 @@ from .errors import ScaffoldError
 from .installed_torch import find_installed_torch
 from .manifest import JOURNAL_NAME, MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .options import GenerateOptions
-from .paths import display_path
+from .paths import CUSTOM_OPS_DIR, display_path
 from .resources import is_source_checkout, package_dir, templates_dir
 
 _STAMP_FORMAT = 1
@@ -142,7 +142,13 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
     orphaned = tuple(options.out_dir / relative for relative in manifest.orphaned_kernel_files)
     if not all(path.is_file() for path in orphaned):
         return None
-    kernels = sum(len(record.heads) for record in manifest.kernel_files.values())
+    # aten kernels only, as a full run reports them: custom ops' files (custom_ops/) hold their
+    # CPU/device kernels and Python functions.
+    kernels = sum(
+        len(record.heads)
+        for path, record in manifest.kernel_files.items()
+        if Path(path).parent.name != CUSTOM_OPS_DIR
+    )
     return UpToDate(kernels=kernels, orphaned=orphaned)
 
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..manifest import GENERATED_MARKER, MANIFEST_NAME
+from ..paths import CUSTOM_OPS_DIR
 from ..selection import Selection
 
-__all__ = ["GENERATED_MARKER", "MANIFEST_NAME"]
+__all__ = ["CUSTOM_OPS_DIR", "GENERATED_MARKER", "MANIFEST_NAME"]
 
 
 class Owner(enum.Enum):
@@ -25,11 +26,6 @@ class OutputFile:
     path: Path
     content: str
     owner: Owner
-
-
-CUSTOM_OPS_DIR = "custom_ops"
-"""Where custom ops' files go, under the output directory (generated Python module) and the
-kernels directory (the user's files); the package installs both as `<package>.custom_ops`."""
 
 
 @dataclass(frozen=True)
