@@ -20,7 +20,7 @@ from torchgen.model import DispatchKey, FunctionSchema, OperatorName
 import yaml
 
 from . import ident
-from .errors import BackendYamlError, ScaffoldError, SourceLocation
+from .errors import BackendYamlError, SourceLocation
 from .model import (
     TORCHGEN_PARSE_ERRORS,
     BackendConfig,
@@ -73,6 +73,10 @@ class _Reader:
 
     def error(self, node: yaml.Node, message: str, hint: str | None = None) -> BackendYamlError:
         return BackendYamlError(message, location=self.location(node), hint=hint)
+
+    def check_name(self, node: yaml.Node, problem: ident.NameProblem | None) -> None:
+        if problem is not None:
+            raise self.error(node, problem.message, hint=problem.hint)
 
     def mapping(
         self, node: yaml.Node, what: str, valid_keys: tuple[str, ...]
@@ -155,14 +159,6 @@ class _Reader:
         return OpEntry(text, self.location(node))
 
 
-def _checked(reader: _Reader, node: yaml.Node, check: Callable[[SourceLocation], None]) -> None:
-    """Run an identifier check from ident.py, re-raising its error as a YAML error."""
-    try:
-        check(reader.location(node))
-    except ScaffoldError as error:
-        raise BackendYamlError(error.message, location=error.location, hint=error.hint) from None
-
-
 def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
     reader = _Reader(display_path)
     try:
@@ -229,28 +225,19 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
 
     namespace_node = required("cpp_namespace")[1]
     cpp_namespace = reader.string(namespace_node, "'cpp_namespace'")
-    _checked(
-        reader,
-        namespace_node,
-        lambda loc: ident.check_cpp_namespace(cpp_namespace, "cpp_namespace", loc),
-    )
+    reader.check_name(namespace_node, ident.cpp_namespace_issue(cpp_namespace, "cpp_namespace"))
 
     class_name = None
     if "class_name" in entries:
         class_node = entries["class_name"][1]
         class_name = reader.string(class_node, "'class_name'")
-        _checked(
-            reader,
-            class_node,
-            lambda loc: ident.check_cpp_identifier(class_name or "", "class_name", loc),
-        )
+        reader.check_name(class_node, ident.cpp_identifier_issue(class_name, "class_name"))
 
     device = "privateuseone" if backend == "PrivateUse1" else backend.lower()
     if "device" in entries:
         device_node = entries["device"][1]
         device = reader.string(device_node, "'device'")
-        _checked(reader, device_node, lambda loc: ident.check_device_name(device, loc))
-        _checked(reader, device_node, lambda loc: ident.check_device_name_against_torch(device, loc))
+        reader.check_name(device_node, ident.device_name_issue(device) or ident.torch_module_clash(device))
 
     def op_list(key: str) -> tuple[OpEntry, ...]:
         if key not in entries:
@@ -300,11 +287,7 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
             custom_node, "'custom_ops'", lambda node: _custom_op(reader, node, device)
         )
         if custom_ops:
-            _checked(
-                reader,
-                custom_key,
-                lambda loc: ident.check_custom_op_namespace(device, f"torch_{device}", loc),
-            )
+            reader.check_name(custom_key, ident.custom_op_namespace_issue(device, f"torch_{device}"))
         _check_custom_op_names(custom_ops)
 
     return BackendConfig(

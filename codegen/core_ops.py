@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .emit.stubs import KernelFile
+from .kernel_file import KernelFile
 from .signatures import KernelBinding
 
 CORE_OPS = (
@@ -33,7 +33,6 @@ CORE_OPS = (
 )
 CORE_OPS_HEADER = "core_ops.h"
 RUNTIME_NAMESPACE = "scaffold::runtime"
-_EXCEPTION_INCLUDE = "#include <c10/util/Exception.h>\n"
 
 
 def forwarding_statement(binding: KernelBinding) -> str:
@@ -41,18 +40,12 @@ def forwarding_statement(binding: KernelBinding) -> str:
 
 
 def fill_core_kernels(kernel: KernelFile, bindings: Iterable[KernelBinding]) -> str:
-    """The text of a fresh stub file whose core-op kernels forward to the runtime. Kernels of
-    other ops in the same file keep their stub body."""
-    text = kernel.output.content
-    changed = False
-    for binding in bindings:
-        if binding.op_name not in CORE_OPS or binding.op_name not in kernel.heads:
-            continue
-        head = kernel.heads[binding.op_name] + " {\n"
-        start = text.index(head) + len(head)
-        end = text.index("\n", start) + 1
-        text = text[:start] + f"  {forwarding_statement(binding)}\n" + text[end:]
-        changed = True
-    if changed:
-        text = text.replace(_EXCEPTION_INCLUDE, f'{_EXCEPTION_INCLUDE}\n#include "{CORE_OPS_HEADER}"\n', 1)
-    return text
+    """The text of a fresh stub file whose core-op kernels forward to the runtime (rendered from
+    the stub template with those bodies). Kernels of other ops in the same file keep their stub
+    body."""
+    bodies = {
+        binding.op_name: forwarding_statement(binding)
+        for binding in bindings
+        if binding.op_name in CORE_OPS and binding.op_name in kernel.kernels
+    }
+    return kernel.with_bodies(bodies, includes=[f'"{CORE_OPS_HEADER}"']).output.content

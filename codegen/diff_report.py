@@ -7,7 +7,17 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .diff import BackendImpact, DeclarationsDiff, OpChange, summary_counts
+from .diff import (
+    BackendImpact,
+    ChangeKind,
+    DeclarationsDiff,
+    FlagChange,
+    ImpactKind,
+    OpChange,
+    SchemaChangeKind,
+    SchemaDifference,
+    summary_counts,
+)
 
 # Markdown lists longer than this fold into a <details> block so the PR text stays readable.
 MARKDOWN_FOLD = 12
@@ -19,6 +29,104 @@ SECTION_BUDGET = 6_000
 # Ops the backend does not list (new required ops that will fall back) are named up to this many
 # per row of the backend table; the ops it lists are always named.
 UNLISTED_NAMES = 40
+
+
+FLAG_CHANGE_TEXT = {
+    FlagChange.BECAME_REQUIRED: "became required",
+    FlagChange.NO_LONGER_REQUIRED: "no longer required",
+    FlagChange.OTHER: "flags changed",
+}
+
+
+def flags_text(change: OpChange) -> str:
+    """The flags of an op on both sides, e.g. "dispatch False -> True, default True -> True"."""
+    assert change.old is not None and change.new is not None
+    return (
+        f"dispatch {change.old.dispatch} -> {change.new.dispatch}, "
+        f"default {change.old.default} -> {change.new.default}"
+    )
+
+
+def schema_difference_text(difference: SchemaDifference) -> str:
+    """One schema difference in words (the JSON report's `schema_changes` entries)."""
+    kind, name = difference.kind, difference.argument
+    if kind is SchemaChangeKind.RENAMED:
+        return f"argument '{name}' renamed to '{difference.after}'"
+    if kind is SchemaChangeKind.ARGUMENT_REMOVED:
+        return f"argument '{name}' ({difference.before}) removed"
+    if kind is SchemaChangeKind.ARGUMENT_ADDED:
+        default = f" = {difference.default}" if difference.default is not None else ""
+        passing = difference.passing.value if difference.passing is not None else ""
+        return f"argument '{name}' ({difference.after}{default}, {passing}) added"
+    if kind is SchemaChangeKind.TYPE:
+        return f"argument '{name}': {difference.before} -> {difference.after}"
+    if kind is SchemaChangeKind.DEFAULT:
+        return f"argument '{name}': default {difference.before} -> {difference.after}"
+    if kind is SchemaChangeKind.PASSING:
+        return f"argument '{name}': {difference.before} -> {difference.after}"
+    if kind is SchemaChangeKind.REORDERED:
+        return "arguments reordered"
+    if kind is SchemaChangeKind.RETURNS:
+        return f"returns: ({difference.before}) -> ({difference.after})"
+    if kind is SchemaChangeKind.UNREADABLE:
+        return f"schema text changed (the installed torchgen cannot read one side: {difference.after})"
+    assert kind is SchemaChangeKind.OTHER
+    return f"schema: {difference.before} -> {difference.after}"
+
+
+def schema_change_texts(change: OpChange) -> list[str]:
+    return [schema_difference_text(difference) for difference in change.schema_changes]
+
+
+def _unimplemented(impact: BackendImpact) -> str:
+    if impact.falls_back:
+        return "runs on the CPU through the boxed fallback until you implement it"
+    return "raises NotImplementedError (fallback.default: error) until you implement it"
+
+
+def impact_change(impact: BackendImpact) -> str:
+    """What changed for the op, in words (the JSON report's `change`)."""
+    kind = impact.kind
+    if kind is ImpactKind.REMOVED:
+        return "removed from PyTorch"
+    if kind is ImpactKind.NEW_REQUIRED:
+        return "new op that backends must register"
+    if kind is ImpactKind.PARAMETERS_RENAMED:
+        return f"parameters renamed only: {impact.kernel_before} -> {impact.kernel_after}"
+    if kind is ImpactKind.WRAPPER_ADAPTS:
+        return "schema changed; your kernel's signature did not"
+    if kind is ImpactKind.SIGNATURE_CHANGED:
+        return f"kernel signature changes: {impact.kernel_before} -> {impact.kernel_after}"
+    if kind is ImpactKind.FALLBACK_WRAPPER:
+        return "schema changed"
+    if kind is ImpactKind.BECAME_REQUIRED:
+        return "became required (it lost its default kernel)"
+    assert kind is ImpactKind.NO_LONGER_REQUIRED
+    return "no longer required (PyTorch now has a default kernel)"
+
+
+def impact_action(impact: BackendImpact) -> str:
+    """What the user has to do, in words (the JSON report's `action`)."""
+    kind = impact.kind
+    if kind is ImpactKind.REMOVED:
+        hint = f"; likely replacement: '{impact.replacement}'" if impact.replacement else ""
+        kept = "; its kernel stays in the file and is reported until you delete it" if impact.kernel_file else ""
+        return f"remove it from '{impact.listed_under}' in {impact.yaml_path}{hint}{kept}"
+    if kind in (ImpactKind.NEW_REQUIRED, ImpactKind.BECAME_REQUIRED):
+        return _unimplemented(impact)
+    if kind is ImpactKind.PARAMETERS_RENAMED:
+        return (
+            "regenerate: your kernel keeps its parameter names (the types are unchanged, "
+            "so your definition still matches)"
+        )
+    if kind is ImpactKind.WRAPPER_ADAPTS:
+        return "regenerate: the generated wrapper adapts (e.g. converts SymInt to int64_t)"
+    if kind is ImpactKind.SIGNATURE_CHANGED:
+        return "regenerate: the new signature is merged into your kernel file; review the body"
+    if kind is ImpactKind.FALLBACK_WRAPPER:
+        return "regenerate: the wrapper is regenerated"
+    assert kind is ImpactKind.NO_LONGER_REQUIRED
+    return "your kernel still overrides the default; keep it for speed or remove it"
 
 
 def _side(diff: DeclarationsDiff, old: bool) -> str:
@@ -33,15 +141,17 @@ def _required(change: OpChange) -> str:
 def _lines(diff: DeclarationsDiff) -> dict[str, list[tuple[str, str]]]:
     """Section title -> (op, detail) per op, shared by the text and markdown renderings."""
     return {
-        "Added": [(c.op_name, _required(c)) for c in diff.of_kind("added")],
-        "Removed": [(c.op_name, _required(c)) for c in diff.of_kind("removed")],
-        "Schema changed": [(c.op_name, ": " + "; ".join(c.schema_changes)) for c in diff.of_kind("schema")],
+        "Added": [(c.op_name, _required(c)) for c in diff.of_kind(ChangeKind.ADDED)],
+        "Removed": [(c.op_name, _required(c)) for c in diff.of_kind(ChangeKind.REMOVED)],
+        "Schema changed": [
+            (c.op_name, ": " + "; ".join(schema_change_texts(c))) for c in diff.of_kind(ChangeKind.SCHEMA)
+        ],
         "Dispatch/default flags flipped": [
-            (c.op_name, f": {c.flag_change.value if c.flag_change else ''} ({c.flags_text})")
-            for c in diff.of_kind("flags")
+            (c.op_name, f": {FLAG_CHANGE_TEXT[c.flag_change] if c.flag_change else ''} ({flags_text(c)})")
+            for c in diff.of_kind(ChangeKind.FLAGS)
         ],
         "C++ spelling only (same schema, not a signature change)": [
-            (c.op_name, "") for c in diff.of_kind("spelling")
+            (c.op_name, "") for c in diff.of_kind(ChangeKind.SPELLING)
         ],
     }
 
@@ -50,7 +160,7 @@ def _grouped(impacts: Sequence[BackendImpact]) -> list[tuple[list[BackendImpact]
     """Impacts with the same change and action, merged: one line for sixteen new ops."""
     groups: dict[tuple[str, str], list[BackendImpact]] = {}
     for impact in impacts:
-        groups.setdefault((impact.what, impact.action), []).append(impact)
+        groups.setdefault((impact_change(impact), impact_action(impact)), []).append(impact)
     return [(members, what, action) for (what, action), members in groups.items()]
 
 
@@ -173,8 +283,8 @@ def render_json(diff: DeclarationsDiff, impacts: Sequence[BackendImpact] | None,
         "ops": [
             {
                 "op": change.op_name,
-                "kinds": list(change.kinds),
-                "schema_changes": list(change.schema_changes),
+                "kinds": [kind.value for kind in change.kinds],
+                "schema_changes": schema_change_texts(change),
                 "flag_change": change.flag_change.value if change.flag_change else None,
                 "old": _declaration_json(change, True),
                 "new": _declaration_json(change, False),
@@ -189,8 +299,8 @@ def render_json(diff: DeclarationsDiff, impacts: Sequence[BackendImpact] | None,
                 {
                     "op": impact.op_name,
                     "listed_under": impact.listed_under,
-                    "change": impact.what,
-                    "action": impact.action,
+                    "change": impact_change(impact),
+                    "action": impact_action(impact),
                     "kernel_file": impact.kernel_file,
                 }
                 for impact in impacts

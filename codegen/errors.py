@@ -51,12 +51,25 @@ class BackendYamlError(ScaffoldError):
     """A backend YAML that is not valid YAML, has unknown keys, bad values or unknown ops."""
 
 
+class InvalidNameError(ScaffoldError):
+    """A device name, C++ namespace, class name or include that cannot be used (ident.py's rules),
+    located wherever it was written: the backend YAML, or `init NAME`."""
+
+
 class ProjectConfigError(ScaffoldError):
     """Bad `[tool.scaffold-backend]` settings or command-line options."""
 
 
 class OutputError(ScaffoldError):
     """The output tree cannot be written safely (hand-edited generated files, unwritable paths)."""
+
+
+class ManifestError(OutputError):
+    """The manifest cannot be read or is not valid; the generator validates it like any input."""
+
+
+class LockError(OutputError):
+    """Another scaffold-backend run holds the output directory's lock."""
 
 
 class StaleOutputError(ScaffoldError):

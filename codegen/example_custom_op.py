@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .emit.stubs import KernelFile
+from .kernel_file import KernelFile
 from .render import render
 
 EXAMPLE_OP = "mymuladd"

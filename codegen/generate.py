@@ -12,19 +12,20 @@ from pathlib import Path
 from . import kernel_text, safety, transaction
 from .backend_yaml import default_backend_config
 from .emit.cmake import emit_sources_cmake
-from .emit.common import MANIFEST_NAME, Layout, OutputFile
 from .emit.context import EmitContext, build_context
 from .emit.custom_ops import emit_custom_op_files, emit_custom_op_stubs
 from .emit.declarations import emit_declarations
 from .emit.fallback import emit_fallback
 from .emit.manifest import build_manifest, emit_manifest
 from .emit.registration import emit_autograd_registration, emit_registration_shards
-from .emit.stubs import KernelFile, emit_stubs
-from .errors import MergeConflictError, OutputError, SourceLocation, StaleOutputError
+from .emit.stubs import emit_stubs
+from .errors import ManifestError, MergeConflictError, SourceLocation, StaleOutputError
 from .inputs import display_path, find_installed_torch, load_backend_config, load_declarations
+from .kernel_file import KernelFile
 from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .merge import MergeOutcome, MergeResult, update_kernel_file
 from .options import GenerateOptions
+from .outputs import MANIFEST_NAME, Layout, OutputFile
 from .selection import Selection, select
 from .torch_support import torch_support
 from .writer import Action, Change, Plan, check_unique_paths, hand_edited, plan_generated_files
@@ -85,15 +86,15 @@ def read_manifest_text(path: Path, shown: str) -> str:
         with open(path, "rb") as stream:
             data = stream.read(MAX_MANIFEST_BYTES + 1)
     except OSError as error:
-        raise OutputError(
+        raise ManifestError(
             f"cannot read the manifest: {error.strerror or error}", location=SourceLocation(shown)
         ) from None
     if len(data) > MAX_MANIFEST_BYTES:
-        raise OutputError("the manifest is not valid: it is far too large", location=SourceLocation(shown))
+        raise ManifestError("the manifest is not valid: it is far too large", location=SourceLocation(shown))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise OutputError(
+        raise ManifestError(
             "the manifest is not valid: it is not UTF-8 text",
             location=SourceLocation(shown, data.count(b"\n", 0, error.start) + 1),
         ) from None
@@ -236,7 +237,7 @@ def plan_only(options: GenerateOptions, *, check: bool = False) -> GenerateResul
     """What `run` would do, writing nothing (--check, --dry-run); under the lock, so it never
     sees a tree another run is halfway through. `check`: see `prepare`."""
     layout = layout_of(options)
-    with transaction.output_lock(layout):
+    with transaction.output_lock(layout, create=False):
         if transaction.has_interrupted_transaction(layout):
             raise StaleOutputError(
                 "an interrupted `scaffold-backend generate` left its write unfinished",

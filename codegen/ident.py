@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import keyword
+from dataclasses import dataclass
 from pathlib import Path
 
 from torchgen.model import OperatorName
 
-from .errors import ScaffoldError, SourceLocation
+from .errors import InvalidNameError, SourceLocation
 
 CPP_KEYWORDS = frozenset(
     [
@@ -160,29 +161,36 @@ def cpp_identifier_problem(name: str) -> str | None:
     return None
 
 
-def check_cpp_identifier(name: str, what: str, location: SourceLocation) -> None:
+@dataclass(frozen=True)
+class NameProblem:
+    """Why a name cannot be used, and what to do instead. Callers raise it as the error of the
+    input the name came from (the backend YAML, `init NAME`), located there."""
+
+    message: str
+    hint: str | None = None
+
+
+def cpp_identifier_issue(name: str, what: str) -> NameProblem | None:
     problem = cpp_identifier_problem(name)
-    if problem is not None:
-        raise ScaffoldError(f"{what} '{name}' {problem}", location=location)
+    return None if problem is None else NameProblem(f"{what} '{name}' {problem}")
 
 
-def check_cpp_namespace(namespace: str, what: str, location: SourceLocation) -> None:
+def cpp_namespace_issue(namespace: str, what: str) -> NameProblem | None:
     segments = namespace.split("::")
     for segment in segments:
         problem = cpp_identifier_problem(segment)
         if problem is not None:
-            raise ScaffoldError(
+            return NameProblem(
                 f"{what} '{namespace}': '{segment}' {problem}",
-                location=location,
                 hint="use a namespace of your own, e.g. 'my_backend' or 'my_backend::native'",
             )
     if segments[0] in RESERVED_NAMESPACE_ROOTS:
-        raise ScaffoldError(
+        return NameProblem(
             f"{what} '{namespace}' is inside '{segments[0]}', which PyTorch or the standard "
             "library owns; kernels there would collide with ATen's own functions",
-            location=location,
             hint="use a namespace of your own, e.g. 'my_backend'",
         )
+    return None
 
 
 def device_name_problem(name: str) -> str | None:
@@ -200,17 +208,16 @@ def device_name_problem(name: str) -> str | None:
     return None
 
 
-def check_device_name(name: str, location: SourceLocation) -> None:
+def device_name_issue(name: str) -> NameProblem | None:
     problem = device_name_problem(name)
-    if problem is not None:
-        raise ScaffoldError(
-            f"device name '{name}' {problem}",
-            location=location,
-            hint="pick a short lowercase name such as 'foo' or 'my_npu'",
-        )
+    if problem is None:
+        return None
+    return NameProblem(
+        f"device name '{name}' {problem}", hint="pick a short lowercase name such as 'foo' or 'my_npu'"
+    )
 
 
-def check_device_name_against_torch(name: str, location: SourceLocation) -> None:
+def torch_module_clash(name: str) -> NameProblem | None:
     """`torch.NAME` is where a backend's device module goes: NAME must not be a module or
     package torch already has (nn, fx, cuda, ...). Checked on the installed torch's files,
     without importing it, so `generate` and `init` apply the same rule at no cost."""
@@ -218,15 +225,21 @@ def check_device_name_against_torch(name: str, location: SourceLocation) -> None
 
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
-        return
+        return None
     for package in spec.submodule_search_locations:
         directory = Path(package)
         if (directory / name).is_dir() or (directory / f"{name}.py").is_file():
-            raise ScaffoldError(
+            return NameProblem(
                 f"device name '{name}' is already used by PyTorch (torch.{name} exists)",
-                location=location,
                 hint="pick a name PyTorch does not use, such as 'my_npu'",
             )
+    return None
+
+
+def check_name(problem: NameProblem | None, location: SourceLocation) -> None:
+    """Raise `problem` as an InvalidNameError at `location` (a name given on the command line)."""
+    if problem is not None:
+        raise InvalidNameError(problem.message, location=location, hint=problem.hint)
 
 
 # Operator namespaces PyTorch itself defines (torch._C._dispatch_get_all_op_names() of torch
@@ -273,7 +286,7 @@ RESERVED_OP_NAMESPACES = frozenset(
 )
 
 
-def check_custom_op_namespace(namespace: str, backend_package: str, location: SourceLocation) -> None:
+def custom_op_namespace_issue(namespace: str, backend_package: str) -> NameProblem | None:
     """The namespace a backend's custom ops are defined in (its device name) must be its own:
     not one of PyTorch's, and not the name of another installed Python package (torchvision,
     torchaudio, ... define `TORCH_LIBRARY(<package>, m)`; loading both would fail at import time,
@@ -283,11 +296,10 @@ def check_custom_op_namespace(namespace: str, backend_package: str, location: So
 
     hint = "custom ops live in the backend's namespace, its device name: rename the device"
     if namespace in RESERVED_OP_NAMESPACES:
-        raise ScaffoldError(
+        return NameProblem(
             f"custom op namespace '{namespace}' belongs to PyTorch; the backend's "
             "TORCH_LIBRARY would collide with PyTorch's own",
-            location=location,
-            hint=hint,
+            hint,
         )
     spec = None
     if namespace != backend_package and namespace not in sys.stdlib_module_names:
@@ -299,12 +311,12 @@ def check_custom_op_namespace(namespace: str, backend_package: str, location: So
         and spec.origin is not None
         and not Path(spec.origin).resolve().is_relative_to(Path.cwd().resolve())
     ):
-        raise ScaffoldError(
+        return NameProblem(
             f"custom op namespace '{namespace}' is the name of another installed library; "
             f"its TORCH_LIBRARY({namespace}, m) and the backend's would collide when both load",
-            location=location,
-            hint=hint,
+            hint,
         )
+    return None
 
 
 def header_problem(header: str) -> str | None:

@@ -6,13 +6,12 @@ CLI should start in a fraction of one).
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from pathlib import Path
 
 from .backend_yaml import parse_backend_yaml
 from .errors import BackendYamlError, DeclarationsError, ScaffoldError, SourceLocation
-from .installed_torch import INSTALLED_HEADER, InstalledTorch, find_installed_torch
+from .installed_torch import INSTALLED_HEADER, InstalledTorch, find_installed_torch, torch_release
 from .model import BackendConfig, DeclarationsFile, parse_declarations
 from .paths import display_path
 
@@ -80,21 +79,8 @@ _HEADER_LOCATIONS = (
 
 
 def _torch_version_beside(header: Path) -> str | None:
-    """The release of a torch installation that `header` belongs to, read from torch/version.py
-    as text (importing another installation's torch is not an option)."""
-    version_file = header.parent.parent.parent / "version.py"
-    try:
-        tree = ast.parse(version_file.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == "__version__" for target in node.targets
-        ):
-            value = node.value
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                return value.value.split("+", 1)[0]
-    return None
+    """The release of the torch installation that `header` (torch/include/ATen/...) belongs to."""
+    return torch_release(header.parent.parent.parent)
 
 
 def load_declarations_argument(label: str, argument: str, cwd: Path, root: Path) -> DeclarationsFile:

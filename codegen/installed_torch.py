@@ -29,9 +29,11 @@ class InstalledTorch:
         return (Path("torch") / INSTALLED_HEADER).as_posix()
 
 
-def _version_of(package_dir: Path) -> str:
-    """torch's release, read from the `__version__ = '...'` line of its version.py, which every
-    wheel writes; importlib.metadata says the same at ten times the cost."""
+def torch_release(package_dir: Path) -> str | None:
+    """The release of the torch installation in `package_dir` (e.g. "2.14.1", no local suffix),
+    read from the `__version__ = '...'` line of its version.py, which every wheel writes: neither
+    importing it (seconds, and impossible for another installation) nor importlib.metadata (ten
+    times the cost). None when there is no such line."""
     try:
         for line in (package_dir / "version.py").read_text(encoding="utf-8").splitlines():
             name, equals, value = line.partition("=")
@@ -39,7 +41,11 @@ def _version_of(package_dir: Path) -> str:
                 return value.strip().strip("'\"").split("+", 1)[0]
     except (OSError, UnicodeDecodeError):
         pass
-    return importlib.metadata.version("torch").split("+", 1)[0]
+    return None
+
+
+def _version_of(package_dir: Path) -> str:
+    return torch_release(package_dir) or importlib.metadata.version("torch").split("+", 1)[0]
 
 
 @functools.cache

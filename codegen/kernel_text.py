@@ -5,20 +5,24 @@
 - A UTF-8 byte order mark and CRLF line endings are taken off before merging and put back after,
   so a merge changes only what it must.
 - Every kernel the YAML asks of a file is in it afterwards: one missing from the file (no
-  definition of it, e.g. a file that was orphaned and now gets its ops back) is
-  appended as a fresh stub, so the gap shows up as a change (and `--check` fails) instead of as a
-  link error.
+  definition of it, e.g. a file that was orphaned and now gets its ops back, or a kernel the user
+  deleted) is appended as a fresh stub, so the gap shows up as a change (and `--check` fails)
+  instead of as a link error. Whether a kernel is defined is decided on the file's C++ tokens
+  (cpp_definitions.py): a comment or a string that holds its signature does not count, and a
+  signature the user reformatted does.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from .emit.stubs import KernelFile
+from . import cpp_definitions
 from .errors import OutputError, SourceLocation
 from .inputs import display_path
+from .kernel_file import KernelFile
 from .manifest import KernelFileRecord
 from .merge import MergeOutcome, MergeResult
 
@@ -76,21 +80,39 @@ def update_preserving_form(
     return replace(result, content=content)
 
 
-def _squeezed(text: str) -> str:
-    return "".join(text.split())
-
-
 def missing_kernels(text: str, kernel: KernelFile) -> list[str]:
-    """Ops of `kernel` whose definition is not in `text`. A definition is recognised by its
-    return type and name followed by `(`, whitespace ignored, so a file the user reformatted
-    (clang-format) or whose parameters they renamed still counts as having the kernel; a mere
-    call has no return type in front of the name."""
-    squeezed = _squeezed(text)
+    """Ops of `kernel` that `text` does not define (see cpp_definitions.py for the rule)."""
+    if kernel.output.path.suffix == ".py":
+        return _missing_python_functions(text, kernel)
+    namespace = kernel_namespace(kernel)
+    signatures = {
+        op: cpp_definitions.kernel_signature(namespace, stub.definition_head) for op, stub in kernel.kernels.items()
+    }
+    defined = cpp_definitions.defined_signatures(text, list(signatures.values()))
+    return sorted(op for op, signature in signatures.items() if signature not in defined)
+
+
+def _missing_python_functions(text: str, kernel: KernelFile) -> list[str]:
+    """A custom op's Python file (fake kernel, autograd): functions are found by name among the
+    module's top-level definitions, with Python's own parser. A file that does not parse is left
+    for the user (and Python) to report, not patched."""
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    defined = {node.name for node in module.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
     return sorted(
         op
-        for op, head in kernel.heads.items()
-        if _squeezed(head.partition("(")[0]) + "(" not in squeezed
+        for op, stub in kernel.kernels.items()
+        if stub.definition_head.removeprefix("def ").partition("(")[0] not in defined
     )
+
+
+def kernel_namespace(kernel: KernelFile) -> str:
+    """The C++ namespace the file's kernels are declared in (`a::b`), from the namespace line its
+    template opens."""
+    opening = cpp_definitions.tokens(kernel.template_arguments.namespace_open)
+    return "::".join(token for token in opening[1:] if token not in ("::", "{"))
 
 
 def add_missing_kernels(text: str, kernel: KernelFile) -> str | None:

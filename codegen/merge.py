@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import merge3
 
 from .conflicts import END_MARKER, START_MARKER, has_conflict_markers
-from .emit.stubs import KernelFile
+from .kernel_file import KernelFile
 from .manifest import KernelFileRecord
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .errors import ProjectConfigError, SourceLocation
 from .options import GenerateOptions
+from .outputs import DEFAULT_KERNELS_DIR_NAME
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,7 +89,7 @@ def resolve_inputs(cwd: Path, yaml: Path | None, declarations: Path | None) -> I
         root=settings.root if settings else cwd,
         yaml=cwd / yaml if yaml else settings.yaml if settings else None,
         declarations=cwd / declarations if declarations else settings.declarations if settings else None,
-        kernels_dir_name=kernels.name if kernels else "kernels",
+        kernels_dir_name=kernels.name if kernels else DEFAULT_KERNELS_DIR_NAME,
     )
 
 

@@ -8,11 +8,11 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from .emit.common import Layout
 from .generate import GenerateResult
 from .init_project import InitResult
 from .inputs import display_path
 from .merge import MergeOutcome
+from .outputs import group_header, kernel_file_name
 from .selection import OpStatus, Selection
 from .uptodate import orphan_note
 from .writer import Action
@@ -34,10 +34,10 @@ def ops_rows(selection: Selection, statuses: Collection[OpStatus]) -> list[dict[
                 "dispatch": declaration.dispatch,
                 "default": declaration.default,
                 "kernel_file": (
-                    f"{op.group}.cpp" if op.status in (OpStatus.NATIVE, OpStatus.AUTOGRAD) else None
+                    kernel_file_name(op.group) if op.status in (OpStatus.NATIVE, OpStatus.AUTOGRAD) else None
                 ),
                 "declaration_header": (
-                    Layout.group_header(op.group)
+                    group_header(op.group)
                     if op.status in (OpStatus.NATIVE, OpStatus.AUTOGRAD)
                     else None
                 ),

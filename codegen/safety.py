@@ -11,10 +11,10 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .emit.common import Layout
 from .errors import OutputError, ProjectConfigError, SourceLocation
 from .inputs import find_installed_torch
 from .manifest import Manifest
+from .outputs import Layout
 
 
 def _inside(path: Path, directory: Path) -> bool:

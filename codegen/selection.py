@@ -94,13 +94,17 @@ def closest_op_names(op_name: str, known: list[str]) -> list[str]:
     return difflib.get_close_matches(op_name, known, n=3, cutoff=0.75)
 
 
+def unknown_op_hint(op_name: str, declarations: DeclarationsFile) -> str:
+    """The hint for an op name the declarations do not have: the closest names, else where to
+    look. Every "unknown operator" message (backend YAML, `init --ops`) uses it."""
+    close = closest_op_names(op_name, declarations.op_names())
+    if close:
+        return f"did you mean {', '.join(repr(name) for name in close)}?"
+    return "run `scaffold-backend ops --all` to list the operators of this torch"
+
+
 def _unknown_op_error(entry: OpEntry, key: str, declarations: DeclarationsFile) -> BackendYamlError:
-    close = closest_op_names(entry.op_name, declarations.op_names())
-    hint = (
-        f"did you mean {', '.join(repr(name) for name in close)}?"
-        if close
-        else "run `scaffold-backend ops --all` to list the operators of this torch"
-    )
+    hint = unknown_op_hint(entry.op_name, declarations)
     return BackendYamlError(
         f"unknown operator '{entry.op_name}' under {key}: {declarations.description} has no "
         "such operator",

@@ -1,39 +1,50 @@
 """`generate` writes its whole plan as one transaction, under a lock.
 
-1. Stage: every new file content goes to a temporary file beside its target (`.NAME.XXXXXXXX`,
-   fsynced). A failure here (read-only directory, disk full, name too long) removes what was
-   staged: the tree is as it was.
-2. Journal: the list of renames and deletions is written (atomically) to `JOURNAL_NAME` in the
-   output directory. From this moment the transaction is decided.
-3. Commit: the staged files are moved into place (os.replace) and deletions are done; then the
+1. Intent: the list of renames and deletions, each new content's temporary file named in advance
+   (`.NAME.XXXXXXXX` beside its target), is written (atomically) to `JOURNAL_NAME` in the output
+   directory, marked `"state": "staging"`.
+2. Stage: every new file content goes to its temporary file (fsynced). A failure here (read-only
+   directory, disk full, name too long) removes what was staged and the journal: the tree is as
+   it was.
+3. Decide: the journal is rewritten without the staging mark. From this moment the transaction is
+   decided.
+4. Commit: the staged files are moved into place (os.replace) and deletions are done; then the
    journal is removed.
 
-A run killed during 1 leaves only temporary files, which the next run removes; a run killed during
-3 leaves the journal, and the next run finishes the renames before it plans anything. Either way
-the tree is the old one or the new one. The journal is an input like the manifest: its paths are
+A run killed during 1 or 2 leaves a staging journal (or none): the next run deletes the temporary
+files it names, and with them the whole attempt, however many files the killed run meant to
+write (files the next run would not know of otherwise). A run killed during 3 or 4 leaves the
+decided journal, and the next run finishes the renames before it plans anything. Either way the
+tree is the old one or the new one. The journal is an input like the manifest: its paths are
 confined to the output and kernel directories before anything is done with them.
 
-The lock is an exclusive flock on the directory holding the output directory (normally the
-project), so two runs cannot interleave their trees; a second run waits briefly, then fails.
+The lock is an exclusive flock on the output directory itself (see `output_lock`), so two runs
+cannot interleave their trees while runs on other outputs beside it go on; a second run on the
+same output waits briefly, then fails.
+
+Fault tests need a kill -9 to land in each of these phases, not only where a random moment
+happens to fall: `STOP_AT_VARIABLE` (test-only, see there) makes the process stop itself at a
+named point so the test can kill it exactly there.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
-import tempfile
+import secrets
+import signal
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .emit.common import Layout
-from .errors import OutputError, SourceLocation
+from .errors import LockError, OutputError, SourceLocation
 from .inputs import display_path
-from .manifest import JOURNAL_NAME
+from .outputs import JOURNAL_NAME, Layout
 from .safety import check_confined
 from .writer import Action, Plan
 
@@ -42,38 +53,162 @@ LOCK_WAIT_SECONDS = 10.0
 _MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 # tempfile.mkstemp's random part: 8 characters of this alphabet.
 _TEMPORARY_SUFFIX = re.compile(r"[a-z0-9_]{8}")
+_TEMPORARY_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_STAGING = "staging"
+
+STOP_AT_VARIABLE = "SCAFFOLD_BACKEND_TEST_STOP_AT"
+"""Test-only hook: when this environment variable names a point of a transaction, the process
+sends itself SIGSTOP there, so a fault test (tests/test_faults.py) can SIGKILL it at exactly that
+point. The points, in order:
+
+- `staged`: every file is staged beside its target, the journal says "staging" (the tree is the
+  old one; the next run undoes the attempt).
+- `journal`: the journal is decided; nothing is renamed yet.
+- `operation:K`: K of the journal's operations (renames and deletions, in journal order) are done.
+- `committed`: every operation is done, the manifest's rename (the last) included; the journal
+  is not yet removed.
+
+The points are the same when a run completes an interrupted transaction (`recover`). Unset, as
+outside tests, it costs one environment lookup per transaction; an unknown value never matches.
+"""
 
 
 @contextmanager
-def output_lock(layout: Layout, wait_seconds: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
-    """Hold an exclusive lock on the directory that holds the output directory."""
+def output_lock(layout: Layout, wait_seconds: float = LOCK_WAIT_SECONDS, *, create: bool = True) -> Iterator[None]:
+    """Hold an exclusive lock on the output directory itself, and on the kernel directory when it
+    lies outside it: an flock on each directory, so no lock file lies in the tree for `--check`
+    or the manifest to see. Runs on other outputs, siblings included, never wait for it; a second
+    run on the same output (or writing the same kernel directory) waits up to `wait_seconds`,
+    then fails. The directories are locked in one global order (by real path), so two runs never
+    wait for each other crosswise.
+
+    A directory that does not exist yet cannot be locked: its nearest existing ancestor is locked
+    just long enough to create it (`create`, for runs that write), then the new directory is
+    locked, so a run that finds it already there serialises with its creator. A directory created
+    so and still empty when the run ends (it failed before writing) is removed again; a run
+    waiting on it then sees that the lock it got is on a removed directory and starts over.
+    Without `create` (runs that only read) the ancestor stays locked for the run."""
     try:
-        import fcntl
+        import fcntl  # noqa: F401 - POSIX only
     except ImportError:  # pragma: no cover - not POSIX: no lock, as before
         yield
         return
-    directory = layout.out_dir.resolve().parent
-    while not directory.is_dir() and directory.parent != directory:
-        directory = directory.parent
-    descriptor = os.open(directory, os.O_RDONLY)
+    out_dir = Path(os.path.realpath(layout.out_dir))
+    kernels_dir = Path(os.path.realpath(layout.kernels_dir))
+    directories = {out_dir: display_path(layout.out_dir, layout.root)}
+    if not kernels_dir.is_relative_to(out_dir):
+        directories[kernels_dir] = display_path(layout.kernels_dir, layout.root)
+    locks = _DirectoryLocks(time.monotonic() + wait_seconds, wait_seconds)
+    created: list[Path] = []
     try:
-        deadline = time.monotonic() + wait_seconds
+        for directory, shown in sorted(directories.items(), key=lambda item: str(item[0])):
+            created += locks.lock_creating(directory, shown, create)
+        yield
+    finally:
+        for directory in sorted(created, key=lambda path: len(path.parts), reverse=True):  # only empty ones go
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        locks.release()
+
+
+class _DirectoryLocks:
+    """The directory locks one run holds (see `output_lock`), each directory locked once."""
+
+    def __init__(self, deadline: float, wait_seconds: float) -> None:
+        self.deadline = deadline
+        self.wait_seconds = wait_seconds
+        self.held: dict[tuple[int, int], int] = {}  # (device, inode) -> locked descriptor
+
+    def release(self) -> None:
+        for descriptor in self.held.values():
+            os.close(descriptor)  # closing the descriptor releases the lock
+        self.held.clear()
+
+    def lock_creating(self, directory: Path, shown: str, create: bool) -> list[Path]:
+        """Lock `directory`, creating it first when `create` (and it can be); the directories
+        created for it, deepest first, to be removed again if still empty."""
+        while True:
+            if directory.is_dir():
+                if self._lock(directory, shown):
+                    return []
+                continue  # its creator removed it while we waited: start over
+            ancestor = directory.parent
+            while not ancestor.is_dir() and ancestor.parent != ancestor:
+                ancestor = ancestor.parent
+            already_held = self._holds(ancestor)
+            if not already_held and not self._lock(ancestor, shown):
+                continue
+            if directory.is_dir():  # created meanwhile: lock it instead
+                if not already_held:
+                    self._unlock(ancestor)
+                continue
+            if not create:
+                return []  # the ancestor stays locked
+            missing = [path for path in (directory, *directory.parents) if not os.path.lexists(path)]
+            try:
+                directory.mkdir(parents=True)
+            except OSError:
+                return []  # not creatable (below a regular file, no permission): the run says why
+            try:
+                self._lock(directory, shown)  # new, so no creator can have removed it
+            finally:
+                if not already_held:
+                    self._unlock(ancestor)
+            return missing
+
+    def _holds(self, directory: Path) -> bool:
+        try:
+            return _identity(os.stat(directory)) in self.held
+        except OSError:
+            return False
+
+    def _unlock(self, directory: Path) -> None:
+        with contextlib.suppress(OSError):
+            descriptor = self.held.pop(_identity(os.stat(directory)), None)
+            if descriptor is not None:
+                os.close(descriptor)
+
+    def _lock(self, directory: Path, shown: str) -> bool:
+        """Lock `directory`, waiting until the deadline; False when the directory was removed or
+        replaced meanwhile (nothing is then held)."""
+        import fcntl
+
+        if self._holds(directory):
+            return True
+        try:
+            descriptor = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError as error:
+            raise OutputError(
+                f"cannot lock the directory: {error.strerror or error}", location=SourceLocation(shown)
+            ) from None
         while True:
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise OutputError(
-                        f"another scaffold-backend run holds the lock on this directory "
-                        f"(waited {wait_seconds:g} s)",
-                        location=SourceLocation(display_path(layout.out_dir, layout.root)),
+                if time.monotonic() >= self.deadline:
+                    os.close(descriptor)
+                    raise LockError(
+                        "another scaffold-backend run holds the lock on this directory "
+                        f"(waited {self.wait_seconds:g} s)",
+                        location=SourceLocation(shown),
                         hint="wait for the other run to finish, then run again",
                     ) from None
                 time.sleep(0.05)
-        yield
-    finally:
-        os.close(descriptor)  # closing the descriptor releases the lock
+        opened = _identity(os.fstat(descriptor))
+        try:
+            still_there = _identity(os.stat(directory)) == opened
+        except OSError:
+            still_there = False
+        if not still_there:
+            os.close(descriptor)
+            return False
+        self.held[opened] = descriptor
+        return True
+
+
+def _identity(status: os.stat_result) -> tuple[int, int]:
+    return status.st_dev, status.st_ino
 
 
 def journal_path(layout: Layout) -> Path:
@@ -97,9 +232,26 @@ def _fsync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
-def _stage(path: Path, content: str) -> Path:
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    staged = Path(temporary)
+def _stop_at() -> str | None:
+    return os.environ.get(STOP_AT_VARIABLE) or None
+
+
+def _stop_if(stop_at: str | None, point: str) -> None:
+    """Stop the process (SIGSTOP) when `point` is the one STOP_AT_VARIABLE names (test-only)."""
+    if stop_at == point:
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _temporary_beside(path: Path) -> Path:
+    """A fresh name for `path`'s temporary file (what tempfile.mkstemp would pick), chosen before
+    the file exists so the journal can name it first."""
+    suffix = "".join(secrets.choice(_TEMPORARY_ALPHABET) for _ in range(8))
+    return path.parent / f".{path.name}.{suffix}"
+
+
+def _stage(path: Path, staged: Path, content: str) -> None:
+    """Write `content` to `staged` (a new file, fsynced), with `path`'s permissions."""
+    descriptor = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8", errors="surrogateescape", newline="") as stream:
             stream.write(content)
@@ -110,7 +262,6 @@ def _stage(path: Path, content: str) -> Path:
     except BaseException:
         staged.unlink(missing_ok=True)
         raise
-    return staged
 
 
 def commit(plan: Plan, layout: Layout) -> None:
@@ -119,8 +270,15 @@ def commit(plan: Plan, layout: Layout) -> None:
         return
     for change in plan.changes:
         check_confined(change.path, layout, "a file to write")
+    stop_at = _stop_at()
     created_directories: list[Path] = []
-    staged: list[tuple[Path, Path | None]] = []  # (target, staged file; None: delete)
+    # (target, its temporary file; None: delete the target)
+    operations: list[tuple[Path, Path | None]] = [
+        (change.path, None if change.action is Action.DELETE else _temporary_beside(change.path))
+        for change in plan.changes
+    ]
+    journal_written = False
+    staged: list[Path] = []  # the temporaries this run made (never a file that was there)
     current: Path = layout.out_dir
     try:
         for directory in sorted({change.path.parent for change in plan.changes} | {layout.out_dir}):
@@ -128,19 +286,26 @@ def commit(plan: Plan, layout: Layout) -> None:
             missing = [d for d in (directory, *directory.parents) if not os.path.lexists(d)]
             directory.mkdir(parents=True, exist_ok=True)
             created_directories.extend(reversed(missing))
-        for change in plan.changes:
-            current = change.path
-            if change.action is Action.DELETE:
-                staged.append((change.path, None))
-            else:
-                assert change.content is not None
-                staged.append((change.path, _stage(change.path, change.content)))
         current = journal_path(layout)
-        _write_journal(layout, staged)
-    except OSError as error:
-        for _, temporary in staged:
+        _write_journal(layout, operations, staging=True)
+        journal_written = True
+        for change, (_, temporary) in zip(plan.changes, operations, strict=True):
+            current = change.path
             if temporary is not None:
-                temporary.unlink(missing_ok=True)
+                assert change.content is not None
+                _stage(change.path, temporary, change.content)
+                staged.append(temporary)
+        _stop_if(stop_at, "staged")
+        current = journal_path(layout)
+        _write_journal(layout, operations, staging=False)
+        _stop_if(stop_at, "journal")
+    except OSError as error:
+        for temporary in staged:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+        if journal_written:
+            with contextlib.suppress(OSError):
+                journal_path(layout).unlink()
         for directory in reversed(created_directories):
             with contextlib.suppress(OSError):
                 directory.rmdir()
@@ -148,34 +313,40 @@ def commit(plan: Plan, layout: Layout) -> None:
             f"cannot write: {error.strerror or error}; nothing was changed",
             location=SourceLocation(display_path(current, layout.root)),
         ) from None
-    _finish(layout, staged)
+    _finish(layout, operations, stop_at)
 
 
-def _write_journal(layout: Layout, staged: list[tuple[Path, Path | None]]) -> None:
-    operations = [
+def _write_journal(layout: Layout, operations: list[tuple[Path, Path | None]], *, staging: bool) -> None:
+    entries = [
         {"target": layout.from_out(target), "staged": None if temporary is None else temporary.name}
-        for target, temporary in staged
+        for target, temporary in operations
     ]
-    text = json.dumps({"format": JOURNAL_FORMAT, "operations": operations}, indent=1) + "\n"
+    document: dict[str, Any] = {"format": JOURNAL_FORMAT, "operations": entries}
+    if staging:
+        document["state"] = _STAGING
     path = journal_path(layout)
-    temporary = _stage(path, text)
+    temporary = _temporary_beside(path)
+    _stage(path, temporary, json.dumps(document, indent=1) + "\n")
     os.replace(temporary, path)
     _fsync_directory(path.parent)
 
 
-def _finish(layout: Layout, staged: list[tuple[Path, Path | None]]) -> None:
+def _finish(layout: Layout, staged: list[tuple[Path, Path | None]], stop_at: str | None) -> None:
     """Move every staged file into place and delete what goes; idempotent, so a rerun after an
     interruption completes it."""
     directories = set()
     try:
-        for target, temporary in staged:
+        for done, (target, temporary) in enumerate(staged, start=1):
             if temporary is None:
                 target.unlink(missing_ok=True)
             elif temporary.exists():
                 os.replace(temporary, target)
             directories.add(target.parent)
+            if stop_at is not None:
+                _stop_if(stop_at, f"operation:{done}")
         for directory in sorted(directories):
             _fsync_directory(directory)
+        _stop_if(stop_at, "committed")
         journal_path(layout).unlink(missing_ok=True)
     except OSError as error:
         raise OutputError(
@@ -186,7 +357,8 @@ def _finish(layout: Layout, staged: list[tuple[Path, Path | None]]) -> None:
 
 
 def recover(layout: Layout) -> bool:
-    """Complete a transaction an interrupted run left behind. True when there was one."""
+    """Complete a transaction an interrupted run left behind, or undo one that was still staging
+    (delete its temporary files). True when there was one."""
     path = journal_path(layout)
     if not os.path.lexists(path):
         return False
@@ -199,19 +371,61 @@ def recover(layout: Layout) -> bool:
             raise ValueError("too large")
         document = json.loads(data.decode("utf-8"))
         staged = _journal_operations(document, layout, shown)
+        staging = _journal_state(document)
     except (OSError, ValueError, TypeError, RecursionError) as error:
         raise OutputError(
             f"the transaction journal of an interrupted run is not valid ({error})",
             location=SourceLocation(shown),
             hint="scaffold-backend did not write this file as it is; inspect the tree and delete it",
         ) from None
-    _finish(layout, staged)
+    if staging:
+        _undo(layout, staged)
+        return True
+    stop_at = _stop_at()
+    _stop_if(stop_at, "journal")
+    _finish(layout, staged, stop_at)
     return True
+
+
+def _undo(layout: Layout, staged: list[tuple[Path, Path | None]]) -> None:
+    """Delete the temporary files of a transaction that was still staging, then its journal."""
+    try:
+        for _, temporary in staged:
+            if temporary is not None:
+                _remove_temporary(temporary)
+        journal_path(layout).unlink(missing_ok=True)
+    except OSError as error:
+        raise OutputError(
+            f"cannot remove the temporary files of an interrupted run: {error.strerror or error}",
+            location=SourceLocation(display_path(journal_path(layout), layout.root)),
+        ) from None
+
+
+def _remove_temporary(path: Path) -> None:
+    """Delete a temporary file if it is there; a name too long for the filesystem never is."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        if error.errno != errno.ENAMETOOLONG:
+            raise
+
+
+def _journal_state(document: dict[str, Any]) -> bool:
+    """True when the journal is a staging one (see the module docstring); journals without a
+    state are decided ones."""
+    state = document.get("state")
+    if state not in (None, _STAGING):
+        raise ValueError(f"state {state!r} is not {_STAGING!r}")
+    return state == _STAGING
 
 
 def _journal_operations(document: Any, layout: Layout, shown: str) -> list[tuple[Path, Path | None]]:
     if not isinstance(document, dict) or document.get("format") != JOURNAL_FORMAT:
         raise ValueError(f"format is not {JOURNAL_FORMAT}")
+    if set(document) - {"format", "operations", "state"}:
+        raise ValueError("unknown keys")
     operations = document.get("operations")
     if not isinstance(operations, list):
         raise TypeError('"operations" must be a list')

@@ -28,8 +28,9 @@ from . import __version__
 from .conflicts import has_conflict_markers
 from .errors import ScaffoldError
 from .installed_torch import find_installed_torch
-from .manifest import JOURNAL_NAME, MANIFEST_NAME, MAX_MANIFEST_BYTES, Manifest, parse_manifest
+from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .options import GenerateOptions
+from .outputs import JOURNAL_NAME, MANIFEST_NAME
 from .paths import CUSTOM_OPS_DIR, display_path
 from .resources import is_source_checkout, package_dir, templates_dir
 

@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .emit.common import GENERATED_MARKER, Layout, OutputFile, Owner
 from .errors import OutputError, SourceLocation
 from .inputs import display_path
 from .manifest import Manifest, sha256_text
+from .outputs import GENERATED_MARKER, Layout, OutputFile, Owner
 
 
 class Action(enum.Enum):
@@ -184,7 +184,9 @@ def apply(plan: Plan) -> None:
             write_atomically(change.path, change.content)
 
 
-def write_atomically(path: Path, content: str) -> None:
+def write_atomically(path: Path, content: str, shown: str | None = None) -> None:
+    """Write `content` to `path` through a temporary file and a rename; `shown` names the file in
+    an error (default: `path`)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -201,5 +203,5 @@ def write_atomically(path: Path, content: str) -> None:
             raise
     except OSError as error:
         raise OutputError(
-            f"cannot write: {error.strerror}", location=SourceLocation(str(path))
+            f"cannot write: {error.strerror}", location=SourceLocation(shown or str(path))
         ) from None

@@ -5,111 +5,47 @@
 // The CPU fallback of the foo backend, with the policy from yaml/foo.yaml:
 //   default: cpu; mode: host_view; warn once per op: yes;
 //   1 op(s) that must never fall back; 2 explicit per-op wrapper(s).
+// The machinery (policy checks, warnings, counters, copying or zero-copy) is the runtime's
+// cpu_fallback.h; this file holds the policy and the registrations.
 // Fallback counts are readable from Python: torch.ops.foo._fallback_counts().
 // clang-format off
 #include <ATen/native/CPUFallback.h>
-#include <c10/util/Exception.h>
 #include <torch/library.h>
 
+#include "cpu_fallback.h"
 #include "host_view_fallback.h"
 #include <ATen/ops/cumsum_ops.h>
 #include <ATen/ops/topk_ops.h>
 
-#include <algorithm>
 #include <array>
-#include <cstdint>
-#include <map>
-#include <mutex>
-#include <string>
 #include <string_view>
-#include <tuple>
-#include <vector>
 
 namespace {
 
-constexpr const char* kDevice = "foo";
-constexpr const char* kPolicySource = "yaml/foo.yaml";
-constexpr bool kFallBackToCpuByDefault = true;
-constexpr bool kWarnOncePerOp = true;
+namespace rt = scaffold::runtime;
 
 // fallback.never: ops that must never run on the CPU. Sorted, for binary search.
 constexpr std::array<std::string_view, 1> kNeverFallBack = {
     "aten::_cslt_sparse_mm",
 };
 
-// How often each op ran on the CPU. The fallback is slower than a kernel of the backend's own
-// (it copies, or at best runs the CPU kernel): the counts tell a backend author which kernels
-// to write next.
-class FallbackCounter {
- public:
-  // Counts one fallback of `op`; true the first time `op` falls back.
-  bool record(const std::string& op) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return ++counts_[op] == 1;
-  }
-
-  std::tuple<std::vector<std::string>, std::vector<int64_t>> snapshot() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<std::string> names;
-    std::vector<int64_t> counts;
-    for (const auto& [name, count] : counts_) {
-      names.push_back(name);
-      counts.push_back(count);
-    }
-    return {names, counts};
-  }
-
-  void reset() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    counts_.clear();
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::map<std::string, int64_t> counts_;
+const rt::FallbackPolicy kPolicy{
+    .device = "foo",
+    .policy_source = "yaml/foo.yaml",
+    .fall_back_to_cpu_by_default = true,
+    .warn_once_per_op = true,
+    .host_view_enabled = &rt::host_view_fallback_enabled,
+    .host_view_fallback = &rt::host_view_fallback,
+    .never = kNeverFallBack,
 };
 
-FallbackCounter& fallback_counter() {
-  static FallbackCounter counter;
-  return counter;
-}
-
-// "aten::add.out". c10::toString goes through an ostringstream, which costs as much as a small
-// op's CPU kernel; this runs on every fallback.
-std::string qualified_name(const c10::OperatorHandle& op) {
-  const c10::OperatorName& name = op.operator_name();
-  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
-}
-
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = qualified_name(op);
-  if (fallback_counter().record(name) && kWarnOncePerOp) {
-    TORCH_WARN(
-        "'", name, "' has no kernel for the '", kDevice,
-        "' backend and runs on the CPU instead (on host views of device memory where the runtime allows it, else copying). "
-        "Policy: ", kPolicySource, ".");
-  }
-  // fallback.mode: host_view. Copies only where the runtime says the host cannot address
-  // device memory (or SCAFFOLD_HOST_VIEW_FALLBACK=0 asks for them).
-  if (scaffold::runtime::host_view_fallback_enabled()) {
-    scaffold::runtime::host_view_fallback(op, stack);
-    return;
-  }
-  at::native::cpu_fallback(op, stack);
+  rt::run_on_cpu(kPolicy, op, stack);
 }
 
 // Every op without a kernel of its own for this backend lands here.
 void boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = qualified_name(op);
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      !std::binary_search(kNeverFallBack.begin(), kNeverFallBack.end(), std::string_view(name)),
-      "'", name, "' is not implemented for the '", kDevice, "' backend, and ", kPolicySource,
-      " lists it under fallback.never, so it may not fall back to the CPU.");
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      kFallBackToCpuByDefault,
-      "'", name, "' is not implemented for the '", kDevice, "' backend (", kPolicySource,
-      " sets fallback.default to 'error').");
-  run_on_cpu(op, stack);
+  rt::boxed_cpu_fallback(kPolicy, op, stack);
 }
 
 at::Tensor & fallback_cumsum_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
@@ -118,14 +54,6 @@ at::Tensor & fallback_cumsum_out(const at::Tensor & self, int64_t dim, ::std::op
 
 ::std::tuple<at::Tensor &,at::Tensor &> fallback_topk_values(const at::Tensor & self, c10::SymInt k, int64_t dim, bool largest, bool sorted, at::Tensor & values, at::Tensor & indices) {
   return at::native::call_fallback_fn_symint<&run_on_cpu, at::_ops::topk_values>::call(self, k, dim, largest, sorted, values, indices);
-}
-
-std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_counts() {
-  return fallback_counter().snapshot();
-}
-
-void reset_fallback_counts() {
-  fallback_counter().reset();
 }
 
 }  // namespace
@@ -141,6 +69,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 TORCH_LIBRARY_FRAGMENT(foo, m) {
-  m.def("_fallback_counts() -> (str[], int[])", &fallback_counts);
-  m.def("_reset_fallback_counts() -> ()", &reset_fallback_counts);
+  m.def("_fallback_counts() -> (str[], int[])", &rt::fallback_counts);
+  m.def("_reset_fallback_counts() -> ()", &rt::reset_fallback_counts);
 }

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 19 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 20 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from_and_resize.h"
 #include "native/_softmax_backward_data.h"
@@ -12,6 +12,7 @@
 #include "native/exp.h"
 #include "native/gather.h"
 #include "native/log.h"
+#include "native/mse_loss.h"
 #include "native/mul.h"
 #include "native/nll_loss_backward.h"
 #include "native/nll_loss_forward.h"
@@ -80,6 +81,11 @@ at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::
 at::Tensor & wrapper_log_(at::Tensor & self) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::log_(self);
+}
+
+at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::mse_loss(self, target, reduction);
 }
 
 at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
@@ -166,6 +172,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("exp", TORCH_FN(wrapper_exp));
   m.impl("gather.out", TORCH_FN(wrapper_gather_out));
   m.impl("log_", TORCH_FN(wrapper_log_));
+  m.impl("mse_loss", TORCH_FN(wrapper_mse_loss));
   m.impl("mul_.Tensor", TORCH_FN(wrapper_mul__Tensor));
   m.impl("nll_loss_backward.grad_input", TORCH_FN(wrapper_nll_loss_backward_grad_input));
   m.impl("nll_loss_forward.output", TORCH_FN(wrapper_nll_loss_forward_output));

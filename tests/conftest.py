@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from scaffold_testing import Toolchain
+from scaffold_testing import CliRun, Toolchain
 
 from scaffold_backend.cli import cli
 from scaffold_backend.inputs import find_installed_torch
@@ -41,7 +41,7 @@ def installed_header() -> Path:
 
 
 @pytest.fixture
-def cli_run(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def cli_run(monkeypatch: pytest.MonkeyPatch) -> CliRun:
     """Run the CLI in-process from a chosen working directory."""
 
     def run(args: Sequence[str], cwd: Path) -> Result:

@@ -13,8 +13,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pytest
+from click.testing import Result
 
 
 REPO = Path(__file__).resolve().parent.parent
@@ -24,6 +26,12 @@ TESTS = Path(__file__).resolve().parent
 # The release of the torch the tests run against: messages about the installed header name it.
 INSTALLED_TORCH = importlib.metadata.version("torch").split("+", 1)[0]
 GOLDEN = TESTS / "golden"
+
+
+class CliRun(Protocol):
+    """The `cli_run` fixture: run the CLI in-process with `args`, from the working directory `cwd`."""
+
+    def __call__(self, args: Sequence[str], cwd: Path) -> Result: ...
 
 
 def shared_header(version: str) -> Path:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from scaffold_testing import REPO
@@ -27,3 +29,37 @@ def test_the_command_line_offers_exactly_the_report_formats_there_are() -> None:
     from scaffold_backend.report_formats import REPORT_FORMATS
 
     assert REPORT_FORMATS == tuple(sorted(RENDERERS))
+
+
+def _imports(path: Path) -> set[str]:
+    """The package-relative modules `path` imports (`from .emit.stubs import x` -> "emit.stubs")."""
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is not None:
+            modules.add(node.module)
+    return modules
+
+
+def test_only_the_orchestrator_uses_the_emitters() -> None:
+    """Names and kinds of output live in outputs.py; emit/ is for generate.py alone (torchgen's
+    dest/ is used by its orchestrator only)."""
+    users = sorted(
+        path.name
+        for path in (REPO / "codegen").glob("*.py")
+        if any(module == "emit" or module.startswith("emit.") for module in _imports(path))
+    )
+    assert users == ["generate.py"]
+
+
+def test_errors_are_raised_by_their_own_classes() -> None:
+    """Every error a user can get is a subclass of ScaffoldError, never the base class itself."""
+    bare = [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for path in sorted((REPO / "codegen").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Raise)
+        and isinstance(node.exc, ast.Call)
+        and isinstance(node.exc.func, ast.Name)
+        and node.exc.func.id == "ScaffoldError"
+    ]
+    assert bare == []

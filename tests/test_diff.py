@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from scaffold_testing import REPO, TESTS, fake_torch_installation, run_cli_process, shared_header
 
-from scaffold_backend.diff import FlagChange, diff_declarations
+from scaffold_backend.diff import ChangeKind, FlagChange, diff_declarations
+from scaffold_backend.diff_report import flags_text, schema_change_texts
 from scaffold_backend.inputs import load_declarations
 
 SCALED_MM_V2_FAMILY = {"_scaled_mm_v2", "_scaled_mm_v2.out", "_scaled_grouped_mm_v2"}
@@ -25,7 +26,7 @@ def torch_2_13():  # type: ignore[no-untyped-def]
 def test_2_9_to_2_13_names_exactly_the_real_changes(torch_2_13) -> None:  # type: ignore[no-untyped-def]
     old = load_declarations(shared_header("2.9.0"), Path.cwd())
     diff = diff_declarations(old, torch_2_13)
-    schema = {change.op_name: change.schema_changes for change in diff.of_kind("schema")}
+    schema = {change.op_name: tuple(schema_change_texts(change)) for change in diff.of_kind(ChangeKind.SCHEMA)}
     assert schema == {
         "tril": ("argument 'diagonal': int -> SymInt",),
         "tril.out": ("argument 'diagonal': int -> SymInt",),
@@ -41,25 +42,25 @@ def test_2_9_to_2_13_names_exactly_the_real_changes(torch_2_13) -> None:  # type
             "argument 'enable_gqa' (bool = False, keyword-only) added",
         ),
     }
-    added_required = {c.op_name for c in diff.of_kind("added") if c.new is not None and c.new.required}
+    added_required = {c.op_name for c in diff.of_kind(ChangeKind.ADDED) if c.new is not None and c.new.required}
     assert SCALED_MM_V2_FAMILY <= added_required and len(added_required) == 16
-    flags = {c.op_name: (c.flag_change, c.flags_text) for c in diff.of_kind("flags")}
+    flags = {c.op_name: (c.flag_change, flags_text(c)) for c in diff.of_kind(ChangeKind.FLAGS)}
     assert flags["ldexp.Tensor"] == (FlagChange.OTHER, "dispatch False -> True, default True -> True")
     assert set(flags) == {"ldexp.Tensor", "ldexp.out", "ldexp_", "_grid_sampler_2d_cpu_fallback_backward"}
-    assert diff.of_kind("spelling") == []
-    assert len(diff.of_kind("removed")) == 116
+    assert diff.of_kind(ChangeKind.SPELLING) == []
+    assert len(diff.of_kind(ChangeKind.REMOVED)) == 116
 
 
 def test_2_12_to_2_13_removes_named_tensor_overloads(torch_2_13) -> None:  # type: ignore[no-untyped-def]
     old = load_declarations(shared_header("2.12.0"), Path.cwd())
     diff = diff_declarations(old, torch_2_13)
-    assert [c.op_name for c in diff.of_kind("added")] == ["_foreach_mm"]
-    removed = diff.of_kind("removed")
+    assert [c.op_name for c in diff.of_kind(ChangeKind.ADDED)] == ["_foreach_mm"]
+    removed = diff.of_kind(ChangeKind.REMOVED)
     assert len(removed) == 116
     assert all(c.old is not None and ("Dimname" in c.old.schema_text or "dimname" in c.op_name.lower()
                                       or c.op_name.startswith(("align", "refine_names", "rename")))
                for c in removed)
-    assert diff.of_kind("schema") == [] and diff.of_kind("flags") == []
+    assert diff.of_kind(ChangeKind.SCHEMA) == [] and diff.of_kind(ChangeKind.FLAGS) == []
 
 
 def test_cpp_spelling_is_not_a_signature_change(tmp_path: Path) -> None:
@@ -67,9 +68,9 @@ def test_cpp_spelling_is_not_a_signature_change(tmp_path: Path) -> None:
     old_text = new.read_text().replace("::std::optional", "c10::optional").replace("at::Tensor &", "Tensor &")
     (tmp_path / "old.h").write_text(old_text)
     diff = diff_declarations(load_declarations(tmp_path / "old.h", tmp_path), load_declarations(new, tmp_path))
-    spelling = [c.op_name for c in diff.of_kind("spelling")]
+    spelling = [c.op_name for c in diff.of_kind(ChangeKind.SPELLING)]
     assert "empty.memory_format" in spelling and "abs.out" in spelling
-    assert diff.of_kind("schema") == [] and diff.of_kind("added") == [] and diff.of_kind("removed") == []
+    assert diff.of_kind(ChangeKind.SCHEMA) == [] and diff.of_kind(ChangeKind.ADDED) == [] and diff.of_kind(ChangeKind.REMOVED) == []
 
 
 def test_text_markdown_and_json_with_a_backend(tmp_path: Path) -> None:

@@ -1,9 +1,12 @@
-"""Fault tests of `generate` as a transaction (issue 9), with real processes: kill -9 at random
-points of a large generate, then a rerun; and two runs at once on one tree. Slow (a large
-generate takes seconds), so CI runs them and the quick suite does not."""
+"""Fault tests of `generate` as a transaction (issue 9), with real processes: kill -9 at every
+phase of a write (the test-only stop hook of transaction.py makes the process stop at a named
+point, where the test kills it), then a rerun; kill -9 at random moments; two runs at once on one
+tree. The small-YAML variant runs in the quick suite; the large ones (every required op) are slow,
+so CI runs them."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -18,19 +21,71 @@ import pytest
 from scaffold_testing import TESTS, tree, write
 
 from scaffold_backend.inputs import load_declarations
-
-pytestmark = pytest.mark.slow
+from scaffold_backend.transaction import STOP_AT_VARIABLE
 
 ARGS = ["generate", "--yaml", "backend.yaml", "--out", "generated"]
+SMALL_ARGS = [*ARGS, "--declarations", "RegistrationDeclarations.h"]
 TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}$")
+JOURNAL = ".scaffold_transaction.json"
 SEED = 20261123
 
 
-def cli(root: Path, *extra: str) -> subprocess.Popen[str]:
+def cli(root: Path, *extra: str, args: list[str] = ARGS) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "scaffold_backend.cli", *ARGS, *extra],
+        [sys.executable, "-m", "scaffold_backend.cli", *args, *extra],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+
+
+def kill_at(root: Path, point: str, args: list[str]) -> None:
+    """Run `args` in `root` until the transaction reaches `point`, then kill -9 it."""
+    process = stopped_at(root, point, args)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+def stopped_at(root: Path, point: str, args: list[str], timeout: float = 300.0) -> subprocess.Popen[bytes]:
+    """Run `args` in `root` until the transaction reaches `point` (the process stops itself there,
+    holding its lock). Fails when the run ends without reaching the point."""
+    log = root.parent / f"{root.name}.stderr"
+    with open(log, "w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "scaffold_backend.cli", *args], cwd=root,
+            stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, STOP_AT_VARIABLE: point},
+        )
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status = os.waitpid(process.pid, os.WUNTRACED | os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            process.kill()
+            process.wait()
+            pytest.fail(f"the run did not reach {point} in {timeout:g} s")
+        time.sleep(0.01)
+    if not os.WIFSTOPPED(status):
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        pytest.fail(f"the run ended before {point}: {log.read_text()}")
+    return process
+
+
+def journal_operations(root: Path) -> int:
+    return len(json.loads((root / "generated" / JOURNAL).read_text())["operations"])
+
+
+def assert_killed_state(root: Path, point: str, old: dict[str, bytes], new: dict[str, bytes]) -> None:
+    """What a kill at `point` leaves: always a journal; while staging, the old tree and the staged
+    temporaries (the next run deletes them); once decided, any mix, which the next run completes;
+    after the last rename, the new tree."""
+    journal = root / "generated" / JOURNAL
+    assert journal.exists(), point
+    assert (json.loads(journal.read_text()).get("state") == "staging") == (point == "staged"), point
+    if point in ("staged", "journal"):
+        assert project_tree(root) == old, point
+    if point == "staged":
+        assert leftovers(root), "staging left no temporary file to clean"
+    if point == "committed":
+        assert project_tree(root) == new, point
 
 
 def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
@@ -68,6 +123,152 @@ def large_yamls(tmp_path: Path) -> tuple[str, str]:
     return old, new
 
 
+def small_yamls() -> tuple[str, str]:
+    """The small backend (old) and an upgrade of it (new) that rewrites, creates, deletes and
+    merges: another shard count, mm.out added, tril.out dropped, abs_ joining abs's kernel file."""
+    old = (TESTS / "data" / "small_backend.yaml").read_text()
+    new = (old.replace("shards: 2", "shards: 3").replace("  - tril.out\n", "  - mm.out\n")
+           .replace("  - abs\n", "  - abs\n  - abs_\n").replace("never: [mm.out]", "never: []"))
+    assert new.count("\n") == old.count("\n") + 1
+    return old, new
+
+
+@pytest.fixture(scope="module")
+def small_upgrade(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, dict[str, bytes], dict[str, bytes], dict[str, bytes], int]:
+    """A generated small project with a hand-edited kernel file (so the upgrade merges); the old
+    and new trees; the tree the old YAML gives after a completed upgrade (kernel files keep what
+    the upgrade added: kernels are never deleted); how many operations the upgrade's transaction
+    has."""
+    old_yaml, new_yaml = small_yamls()
+    directory = tmp_path_factory.mktemp("small")
+    base = directory / "base"
+    write(base / "backend.yaml", old_yaml)
+    write(base / "RegistrationDeclarations.h", (TESTS / "data" / "declarations_2.13_subset.h").read_text())
+    code, stderr = finish(cli(base, args=SMALL_ARGS))
+    assert code == 0, stderr
+    abs_cpp = base / "kernels" / "abs.cpp"
+    abs_cpp.write_text(abs_cpp.read_text().replace("// ", "// edited: ", 1))
+    old = project_tree(base)
+
+    reference = directory / "reference"
+    shutil.copytree(base, reference)
+    write(reference / "backend.yaml", new_yaml)
+    code, stderr = finish(cli(reference, args=SMALL_ARGS))
+    assert code == 0, stderr
+    new = project_tree(reference)
+    assert b"// edited: " in new["kernels/abs.cpp"] and b"abs_(" in new["kernels/abs.cpp"]
+    write(reference / "backend.yaml", old_yaml)
+    code, stderr = finish(cli(reference, args=SMALL_ARGS))
+    assert code == 0, stderr
+    back_again = project_tree(reference)
+
+    probe = directory / "probe"
+    shutil.copytree(base, probe)
+    write(probe / "backend.yaml", new_yaml)
+    kill_at(probe, "journal", SMALL_ARGS)
+    return base, old, new, back_again, journal_operations(probe)
+
+
+def small_points(operations: int) -> list[str]:
+    return ["staged", "journal", "operation:1", f"operation:{operations // 2}",
+            f"operation:{operations - 1}", f"operation:{operations}", "committed"]
+
+
+def test_kill_9_at_every_phase_of_a_small_generate_then_rerun(
+    tmp_path: Path, small_upgrade: tuple[Path, dict[str, bytes], dict[str, bytes], dict[str, bytes], int]
+) -> None:
+    """Deterministic: the kill lands in each phase (staging, journal, the renames, after the
+    manifest). A rerun with the new YAML gives the new tree. One with the old YAML gives the old
+    tree when the kill came before the decision, else what the old YAML gives after a completed
+    upgrade; never a false "edited by hand"."""
+    base, old, new, back_again, operations = small_upgrade
+    old_yaml, new_yaml = small_yamls()
+    assert operations > 6
+    for point in small_points(operations):
+        work = tmp_path / point.replace(":", "_")
+        shutil.copytree(base, work)
+        write(work / "backend.yaml", new_yaml)
+        kill_at(work, point, SMALL_ARGS)
+        assert_killed_state(work, point, old, new)
+        back = tmp_path / f"{work.name}_back"
+        shutil.copytree(work, back)
+
+        code, stderr = finish(cli(work, args=SMALL_ARGS))
+        assert code == 0, f"{point}: {stderr}"
+        assert project_tree(work) == new, f"{point}: the rerun did not give the new tree"
+        assert leftovers(work) == []
+        assert finish(cli(work, "--check", args=SMALL_ARGS))[0] == 0
+
+        write(back / "backend.yaml", old_yaml)
+        code, stderr = finish(cli(back, args=SMALL_ARGS))
+        assert code == 0, f"{point}, back to the old YAML: {stderr}"
+        assert project_tree(back) == (old if point == "staged" else back_again), point
+        assert leftovers(back) == []
+        assert finish(cli(back, "--check", args=SMALL_ARGS))[0] == 0
+
+
+def test_kill_9_while_a_rerun_completes_an_interrupted_write(
+    tmp_path: Path, small_upgrade: tuple[Path, dict[str, bytes], dict[str, bytes], dict[str, bytes], int]
+) -> None:
+    """A run killed while it completes another's interrupted write: the journal is still there,
+    and the run after it completes the write."""
+    base, _, new, _, operations = small_upgrade
+    work = tmp_path / "work"
+    shutil.copytree(base, work)
+    write(work / "backend.yaml", small_yamls()[1])
+    kill_at(work, f"operation:{operations // 3}", SMALL_ARGS)
+    kill_at(work, f"operation:{2 * operations // 3}", SMALL_ARGS)
+    assert (work / "generated" / JOURNAL).exists()
+    code, stderr = finish(cli(work, args=SMALL_ARGS))
+    assert code == 0, stderr
+    assert project_tree(work) == new
+    assert leftovers(work) == []
+    assert finish(cli(work, "--check", args=SMALL_ARGS))[0] == 0
+
+
+@pytest.mark.slow
+def test_kill_9_at_every_phase_of_a_large_generate_then_rerun(tmp_path: Path) -> None:
+    """Every required op: the kill lands in each phase, and at a few renames drawn at random."""
+    old_yaml, new_yaml = large_yamls(tmp_path)
+    base = tmp_path / "base"
+    write(base / "backend.yaml", old_yaml)
+    assert finish(cli(base))[0] == 0
+    old = project_tree(base)
+    reference = tmp_path / "reference"
+    shutil.copytree(base, reference)
+    write(reference / "backend.yaml", new_yaml)
+    assert finish(cli(reference))[0] == 0
+    new = project_tree(reference)
+
+    probe = tmp_path / "probe"
+    shutil.copytree(base, probe)
+    write(probe / "backend.yaml", new_yaml)
+    kill_at(probe, "journal", ARGS)
+    operations = journal_operations(probe)
+    shutil.rmtree(probe)
+    assert operations > 100
+    generator = random.Random(SEED)
+    drawn = sorted(generator.sample(range(2, operations - 1), 2))
+    points = ["staged", "journal", "operation:1", *(f"operation:{k}" for k in drawn),
+              f"operation:{operations - 1}", "committed"]
+    for point in points:
+        work = tmp_path / point.replace(":", "_")
+        shutil.copytree(base, work)
+        write(work / "backend.yaml", new_yaml)
+        kill_at(work, point, ARGS)
+        assert_killed_state(work, point, old, new)
+        code, stderr = finish(cli(work))
+        assert code == 0, f"{point}: {stderr}"
+        assert project_tree(work) == new, f"{point}: the rerun did not give the new tree"
+        assert leftovers(work) == []
+        assert finish(cli(work, "--check"))[0] == 0
+        shutil.rmtree(work)
+    print(f"kill -9 points of {operations} operations (seed {SEED}): {points}")
+
+
+@pytest.mark.slow
 def test_kill_9_at_random_points_then_rerun_gives_the_new_tree(tmp_path: Path) -> None:
     old_yaml, new_yaml = large_yamls(tmp_path)
     base = tmp_path / "base"
@@ -109,6 +310,7 @@ def test_kill_9_at_random_points_then_rerun_gives_the_new_tree(tmp_path: Path) -
     print(f"kill -9 outcomes (seed {SEED}): {outcomes}")
 
 
+@pytest.mark.slow
 def test_two_concurrent_runs_never_mix_their_trees(tmp_path: Path) -> None:
     small = (TESTS / "data" / "small_backend.yaml").read_text()
     header = (TESTS / "data" / "declarations_2.13_subset.h").read_text()
@@ -144,3 +346,37 @@ def test_two_concurrent_runs_never_mix_their_trees(tmp_path: Path) -> None:
             assert code == 0 or "another scaffold-backend run holds the lock" in stderr, stderr
         assert project_tree(root) in expected.values(), f"attempt {attempt}: a tree no sequence of runs gives"
         assert leftovers(root) == []
+
+
+def test_runs_on_sibling_outputs_do_not_wait_and_runs_on_one_output_do(tmp_path: Path) -> None:
+    """The lock is the output directory's own: run A stops in the middle of its write (holding its
+    lock) on `a/`, which did not exist before it; run B on the sibling `b/` (also new) completes
+    meanwhile; run C on `a/` waits, then fails with one clear line and changes nothing."""
+    root = tmp_path / "project"
+    write(root / "backend.yaml", (TESTS / "data" / "small_backend.yaml").read_text())
+    write(root / "RegistrationDeclarations.h", (TESTS / "data" / "declarations_2.13_subset.h").read_text())
+
+    def arguments(name: str) -> list[str]:
+        return ["generate", "--yaml", "backend.yaml", "--declarations", "RegistrationDeclarations.h",
+                "--out", f"{name}/generated", "--kernels", f"{name}/kernels"]
+
+    holder = stopped_at(root, "journal", arguments("a"))
+    try:
+        code, stderr = finish(cli(root, args=arguments("b")))
+        assert code == 0, stderr
+        before = tree(root / "a")
+        code, stderr = finish(cli(root, args=arguments("a")))
+        assert code == 2
+        assert stderr.splitlines()[0] == (
+            "error: generated: another scaffold-backend run holds the lock on this directory (waited 10 s)"
+        ), stderr
+        assert "Traceback" not in stderr
+        assert tree(root / "a") == before
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    code, stderr = finish(cli(root, args=arguments("a")))
+    assert code == 0, stderr
+    assert project_tree(root / "a") == project_tree(root / "b")
+    assert leftovers(root) == []
+    assert finish(cli(root, "--check", args=arguments("a")))[0] == 0

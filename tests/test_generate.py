@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scaffold_testing import GOLDEN, TESTS, run_cli_process, tree, write
+from click.testing import Result
+from scaffold_testing import GOLDEN, TESTS, CliRun, run_cli_process, tree, write
 
 DATA = TESTS / "data"
 SMALL_YAML = DATA / "small_backend.yaml"
@@ -26,11 +27,11 @@ def project(tmp_path: Path, name: str = "project") -> Path:
 ARGS = ["generate", "--yaml", "backend.yaml", "--declarations", "RegistrationDeclarations.h", "--out", "generated"]
 
 
-def generate(cli_run, root: Path, *extra: str):  # type: ignore[no-untyped-def]
+def generate(cli_run: CliRun, root: Path, *extra: str) -> Result:
     return cli_run([*ARGS, *extra], root)
 
 
-def test_golden_output(tmp_path: Path, cli_run, update_golden: bool) -> None:  # type: ignore[no-untyped-def]
+def test_golden_output(tmp_path: Path, cli_run: CliRun, update_golden: bool) -> None:
     root = project(tmp_path)
     result = generate(cli_run, root)
     assert result.exit_code == 0, result.output
@@ -48,7 +49,7 @@ def test_golden_output(tmp_path: Path, cli_run, update_golden: bool) -> None:  #
         assert produced[relative].decode() == content.decode(), f"{relative} differs from its golden file"
 
 
-def test_output_is_byte_identical_across_runs_and_directories(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+def test_output_is_byte_identical_across_runs_and_directories(tmp_path: Path, cli_run: CliRun) -> None:
     first, second = project(tmp_path, "alpha_project"), project(tmp_path, "bravo_project_renamed")
     assert generate(cli_run, first).exit_code == 0
     assert generate(cli_run, second).exit_code == 0
@@ -62,7 +63,7 @@ def test_output_is_byte_identical_across_runs_and_directories(tmp_path: Path, cl
     assert "alpha_project" not in text and "bravo_project" not in text
 
 
-def test_noop_regeneration_touches_nothing(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+def test_noop_regeneration_touches_nothing(tmp_path: Path, cli_run: CliRun) -> None:
     root = project(tmp_path)
     assert generate(cli_run, root).exit_code == 0
     files = [p for p in root.rglob("*") if p.is_file()]
@@ -76,7 +77,7 @@ def test_noop_regeneration_touches_nothing(tmp_path: Path, cli_run) -> None:  # 
     assert generate(cli_run, root, "--check").exit_code == 0
 
 
-def test_check_and_dry_run_write_nothing_and_report(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+def test_check_and_dry_run_write_nothing_and_report(tmp_path: Path, cli_run: CliRun) -> None:
     root = project(tmp_path)
     dry = generate(cli_run, root, "--dry-run")
     assert dry.exit_code == 0 and "   create  generated/sources.cmake" in dry.output
@@ -98,7 +99,7 @@ def test_check_and_dry_run_write_nothing_and_report(tmp_path: Path, cli_run) -> 
     ]
 
 
-def test_adding_an_op_creates_one_stub_and_keeps_the_others(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+def test_adding_an_op_creates_one_stub_and_keeps_the_others(tmp_path: Path, cli_run: CliRun) -> None:
     root = project(tmp_path)
     assert generate(cli_run, root).exit_code == 0
     edited = root / "kernels" / "abs.cpp"
@@ -116,7 +117,7 @@ def test_adding_an_op_creates_one_stub_and_keeps_the_others(tmp_path: Path, cli_
                        "sources.cmake", "scaffold_manifest.json"}
 
 
-def test_hand_edited_generated_file_is_not_overwritten(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+def test_hand_edited_generated_file_is_not_overwritten(tmp_path: Path, cli_run: CliRun) -> None:
     root = project(tmp_path)
     assert generate(cli_run, root).exit_code == 0
     fallback = root / "generated" / "PrivateUse1Fallback.cpp"
@@ -136,7 +137,7 @@ def test_hand_edited_generated_file_is_not_overwritten(tmp_path: Path, cli_run) 
     assert "// my tweak" not in fallback.read_text()
 
 
-def test_foreign_files_are_not_overwritten(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+def test_foreign_files_are_not_overwritten(tmp_path: Path, cli_run: CliRun) -> None:
     root = project(tmp_path)
     write(root / "generated" / "sources.cmake", "# my own build list\n")
     process = run_cli_process(ARGS, root)
@@ -148,7 +149,7 @@ def test_foreign_files_are_not_overwritten(tmp_path: Path, cli_run) -> None:  # 
     assert not (root / "kernels").exists()
 
 
-def test_files_no_longer_produced_are_deleted_but_stubs_are_kept(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+def test_files_no_longer_produced_are_deleted_but_stubs_are_kept(tmp_path: Path, cli_run: CliRun) -> None:
     root = project(tmp_path)
     assert generate(cli_run, root).exit_code == 0
     (root / "backend.yaml").write_text(SMALL_YAML.read_text().replace("  - tril.out\n", ""))
@@ -162,7 +163,7 @@ def test_files_no_longer_produced_are_deleted_but_stubs_are_kept(tmp_path: Path,
     assert "# Excluded: ../kernels/tril.cpp" in sources
 
 
-def test_plain_generate_uses_pyproject_settings(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+def test_plain_generate_uses_pyproject_settings(tmp_path: Path, cli_run: CliRun) -> None:
     root = project(tmp_path)
     write(root / "pyproject.toml", '[tool.scaffold-backend]\nyaml = "backend.yaml"\nout = "gen"\nkernels = "src/kernels"\n'
           'declarations = "RegistrationDeclarations.h"\n')
@@ -199,7 +200,7 @@ def test_bad_inputs_exit_2_without_traceback_and_write_nothing(tmp_path: Path) -
     assert missing.returncode == 2 and missing.stderr == "error: nope.yaml: backend YAML not found\n"
 
 
-def test_ops_listing(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untyped-def]
+def test_ops_listing(tmp_path: Path, cli_run: CliRun) -> None:
     root = project(tmp_path)
     table = cli_run(["ops", "--yaml", "backend.yaml", "--declarations", "RegistrationDeclarations.h"], root)
     assert table.exit_code == 0
@@ -223,7 +224,7 @@ def test_ops_listing(tmp_path: Path, cli_run) -> None:  # type: ignore[no-untype
 
 
 def test_the_same_path_is_never_written_twice(tmp_path: Path) -> None:
-    from scaffold_backend.emit.common import OutputFile, Owner
+    from scaffold_backend.outputs import OutputFile, Owner
     from scaffold_backend.errors import OutputError
     from scaffold_backend.writer import check_unique_paths
 
@@ -238,4 +239,4 @@ def test_reference_backend_generated_sources_are_current() -> None:
 
     process = run_cli_process(["generate", "--check"], REPO)
     assert process.returncode == 0, process.stdout + process.stderr
-    assert process.stdout.strip() == "99 kernel(s), everything up to date"
+    assert process.stdout.strip() == "100 kernel(s), everything up to date"

@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from click.testing import CliRunner
 from scaffold_testing import TESTS, run_cli_process, tree, write
 
 from scaffold_backend.cli import cli
-from scaffold_backend.emit.common import Layout
+from scaffold_backend.outputs import Layout
 from scaffold_backend.errors import OutputError
 from scaffold_backend.inputs import find_installed_torch
 from scaffold_backend.transaction import JOURNAL_NAME, output_lock
@@ -300,6 +301,43 @@ def test_a_kernel_deleted_from_its_file_is_added_back(tmp_path: Path, baseline: 
     assert invoke(root, [*ARGS, "--check"])[0] == 0
 
 
+def test_a_signature_left_in_a_comment_or_string_does_not_hide_a_missing_kernel(
+    tmp_path: Path, baseline: Path
+) -> None:
+    """The user replaced the abs kernel by a commented-out copy and a string quoting it: no
+    definition is left, so the run adds a fresh stub (and --check said so before)."""
+    root = workspace(tmp_path, baseline)
+    abs_cpp = root / "kernels" / "abs.cpp"
+    text = abs_cpp.read_text()
+    start = text.index("at::Tensor abs(")
+    end = text.index("}\n", start) + 2
+    kernel = text[start:end]
+    abs_cpp.write_text(text[:start] + "/* moved to abs_impl.cpp:\n" + kernel + "*/\n"
+                       + f'const char* kOld = R"({kernel})";\n' + text[end:])
+    code, _, stderr = invoke(root, [*ARGS, "--check"])
+    assert code == 1 and "1 file(s) are stale" in stderr, stderr
+    assert invoke(root, ARGS)[0] == 0
+    merged = abs_cpp.read_text()
+    assert merged.count(kernel) == 3 and "/* moved to abs_impl.cpp:" in merged
+    assert invoke(root, [*ARGS, "--check"])[0] == 0
+
+
+def test_a_reformatted_signature_is_not_reported_missing(tmp_path: Path, baseline: Path) -> None:
+    """clang-format broke the definition lines, renamed parameters, moved the return type: every
+    kernel is still there, and nothing is added."""
+    root = workspace(tmp_path, baseline)
+    abs_cpp = root / "kernels" / "abs.cpp"
+    text = abs_cpp.read_text()
+    reformatted = (text.replace("at::Tensor abs(const at::Tensor & self) {", "at::Tensor\nabs(const at::Tensor& input)\n{")
+                   .replace("at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out) {",
+                            "at::Tensor&\nabs_out(\n    const at::Tensor& self,\n    at::Tensor& out) {"))
+    assert reformatted.count("\n") == text.count("\n") + 5
+    abs_cpp.write_text(reformatted)
+    assert invoke(root, [*ARGS, "--check"])[0] == 0
+    assert invoke(root, ARGS)[0] == 0
+    assert abs_cpp.read_text() == reformatted
+
+
 # 7. A user's file keeps its form.
 def test_merge_keeps_crlf_bom_and_bytes_that_are_not_utf8(tmp_path: Path, baseline: Path) -> None:
     root = workspace(tmp_path, baseline)
@@ -384,6 +422,70 @@ def test_a_second_run_cannot_take_the_lock(tmp_path: Path) -> None:
                 pass
     with output_lock(layout, wait_seconds=0.2):
         pass
+
+
+def test_the_lock_is_the_outputs_own(tmp_path: Path) -> None:
+    """Outputs beside each other (existing or not yet) lock independently; the kernel directory a
+    run writes is locked with its output; an output created for the lock and left empty is
+    removed again; a read-only run creates nothing."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "existing" / "generated").mkdir(parents=True)
+
+    def layout(out: str, kernels: str) -> Layout:
+        return Layout(root=root, out_dir=root / out, kernels_dir=root / kernels)
+
+    with output_lock(layout("existing/generated", "existing/kernels")):
+        with output_lock(layout("new/generated", "new/kernels"), wait_seconds=0):
+            with output_lock(layout("existing_too", "other_kernels"), wait_seconds=0):
+                assert (root / "new" / "generated").is_dir() and (root / "new" / "kernels").is_dir()
+            with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
+                with output_lock(layout("new/generated", "elsewhere"), wait_seconds=0.1):
+                    pass
+        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock") as raised:
+            with output_lock(layout("third", "existing/kernels"), wait_seconds=0.1):
+                pass
+        assert raised.value.location is not None and raised.value.location.path == "existing/kernels"
+    assert sorted(path.relative_to(root).as_posix() for path in root.rglob("*")) == [
+        "existing", "existing/generated"]
+    with output_lock(layout("read/generated", "read/kernels"), create=False):
+        # A run that only reads holds the lock on the output that a writing run would create.
+        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
+            with output_lock(layout("read/generated", "read/kernels"), wait_seconds=0):
+                pass
+    assert not (root / "read").exists()
+
+
+def test_a_waiter_on_an_output_removed_by_its_creator_starts_over(tmp_path: Path) -> None:
+    """Run 1 creates the output for its lock and fails (leaving it empty: it is removed); run 2,
+    which opened the directory meanwhile, must not go on holding a lock on a removed directory."""
+    import threading
+
+    root = tmp_path / "project"
+    root.mkdir()
+    layout = Layout(root=root, out_dir=root / "generated", kernels_dir=root / "generated" / "kernels")
+    entered = threading.Event()
+    outcome: list[bool] = []
+
+    def second() -> None:
+        entered.wait()
+        with output_lock(layout, wait_seconds=5):
+            outcome.append((root / "generated").is_dir())
+            # the lock is on the directory that is there now: a third run cannot take it
+            try:
+                with output_lock(layout, wait_seconds=0):
+                    outcome.append(False)
+            except OutputError:
+                outcome.append(True)
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with output_lock(layout):
+        entered.set()
+        time.sleep(0.3)  # the second run is waiting on the directory now
+    thread.join(10)
+    assert outcome == [True, True]
+    assert not (root / "generated").exists()
 
 
 def test_a_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..outputs import SOURCES_CMAKE, OutputFile, Owner
 from ..render import render
-from .common import OutputFile, Owner, generated_banner
+from .common import generated_banner
 from .context import EmitContext
-
-SOURCES_CMAKE = "sources.cmake"
 
 
 def emit_sources_cmake(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import BackendConfig
+from ..outputs import Layout
 from ..selection import OpStatus, SelectedOp, Selection
 from ..signatures import FallbackBinding, KernelBinding, fallback_binding, kernel_binding
-from .common import Layout
 
 
 @dataclass(frozen=True)

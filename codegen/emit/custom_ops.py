@@ -26,12 +26,14 @@ from torchgen.api.python import return_type_str_pyi
 from torchgen.model import FunctionSchema, SchemaKind
 
 from .. import ident
+from ..kernel_file import STUB_MACROS, KernelFile, StubFileArguments, StubKernel, kernel_snippets, render_kernel_file
 from ..model import CustomOp
+from ..outputs import OutputFile, Owner
+from ..paths import CUSTOM_OPS_DIR
 from ..render import render
 from ..signatures import CustomKernelBinding, custom_kernel_binding
-from .common import CUSTOM_OPS_DIR, OutputFile, Owner, generated_banner
+from .common import generated_banner
 from .context import EmitContext
-from .stubs import STUB_MACROS, KernelFile, StubKernel, kernel_snippets, render_kernel_file
 
 DEFINITIONS_FILE = "CustomOpDefinitions.cpp"
 REGISTRATION_FILE = "RegisterCustomOps.cpp"
@@ -186,18 +188,19 @@ def _cpp_file(context: EmitContext, group: str, names: str, members: list[Custom
                 type_signature=kernel.type_signature,
             )
     namespace_close = f"}}  // namespace {kernel_namespace(context)}"
-    arguments: dict[str, object] = {
-        "names": names,
-        "device": config.device,
-        "yaml_path": config.display_path,
-        "header": HEADER_FILE,
-        "namespace_open": f"namespace {kernel_namespace(context)} {{",
-        "namespace_close": namespace_close,
-    }
+    # `group` names the ops, `group_header` is the custom ops' declarations header.
+    arguments = StubFileArguments(
+        group=names,
+        device=config.device,
+        yaml_path=config.display_path,
+        group_header=HEADER_FILE,
+        namespace_open=f"namespace {kernel_namespace(context)} {{",
+        namespace_close=namespace_close,
+    )
     return KernelFile(
         output=OutputFile(
             context.layout.custom_op_kernel_path(group),
-            render_kernel_file(KERNEL_TEMPLATE, arguments, kernels),
+            render_kernel_file(arguments, kernels, KERNEL_TEMPLATE),
             Owner.USER,
         ),
         kernels=kernels,
@@ -230,16 +233,19 @@ def _python_file(context: EmitContext, group: str, names: str, members: list[Cus
                 "tuple[Tensor | None, ...]",
                 todo.format(f"{binding.stem}_backward"),
             )
-    template_arguments: dict[str, object] = {
-        "names": names,
-        "device": config.device,
-        "yaml_path": config.display_path,
-        "closing": PYTHON_CLOSING,
-    }
+    # `group` names the ops; new functions go above the closing comment (`namespace_close`).
+    template_arguments = StubFileArguments(
+        group=names,
+        device=config.device,
+        yaml_path=config.display_path,
+        group_header="",
+        namespace_open="",
+        namespace_close=PYTHON_CLOSING,
+    )
     return KernelFile(
         output=OutputFile(
             context.layout.custom_op_python_path(group),
-            render_kernel_file(PYTHON_TEMPLATE, template_arguments, kernels),
+            render_kernel_file(template_arguments, kernels, PYTHON_TEMPLATE),
             Owner.USER,
         ),
         kernels=kernels,

@@ -8,10 +8,10 @@ kernels are static members of one struct, which must live in the umbrella header
 
 from __future__ import annotations
 
+from ..outputs import OutputFile, Owner, group_header, umbrella_header_name
 from ..render import render
-from .common import Layout, OutputFile, Owner, generated_banner
+from .common import generated_banner
 from .context import EmitContext
-from .stubs import stub_display_path
 
 # The headers ATen's own per-operator native headers include: enough for every type that appears
 # in a kernel signature (Tensor, Scalar, Storage, TensorOptions pieces, Generator, lists).
@@ -28,21 +28,17 @@ SIGNATURE_TYPE_INCLUDES = (
 )
 
 
-def umbrella_header_name(context: EmitContext) -> str:
-    return f"{context.config.backend}NativeFunctions.h"
-
-
 def emit_declarations(context: EmitContext) -> list[OutputFile]:
     config = context.config
     banner = generated_banner(context.selection)
     groups = context.kernel_groups()
-    umbrella = umbrella_header_name(context)
+    umbrella = umbrella_header_name(context.config.backend)
     outputs = []
     if config.class_name:
         umbrella_includes = list(SIGNATURE_TYPE_INCLUDES) + list(config.extra_headers)
         class_declarations = [binding.kernel_declaration() for _, binding in context.kernels]
     else:
-        umbrella_includes = [f'"{Layout.group_header(group)}"' for group in groups]
+        umbrella_includes = [f'"{group_header(group)}"' for group in groups]
         umbrella_includes += list(config.extra_headers)
         class_declarations = []
     outputs.append(
@@ -69,12 +65,12 @@ def emit_declarations(context: EmitContext) -> list[OutputFile]:
             declarations = [binding.kernel_declaration() for _, binding in kernels]
         outputs.append(
             OutputFile(
-                path=context.layout.in_out(Layout.group_header(group)),
+                path=context.layout.in_out(group_header(group)),
                 content=render(
                     "codegen/native_group.h.j2",
                     banner=banner,
                     group=group,
-                    stub=stub_display_path(context, group),
+                    stub=context.layout.stub_display(group),
                     includes=includes,
                     cpp_namespace=config.cpp_namespace,
                     declarations=declarations,

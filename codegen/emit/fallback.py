@@ -4,13 +4,10 @@ fallback wrappers for `fallback.explicit`, and the counters users read from Pyth
 from __future__ import annotations
 
 from ..model import FallbackDefault, FallbackMode
+from ..outputs import OutputFile, Owner, fallback_file_name
 from ..render import render
-from .common import OutputFile, Owner, generated_banner
+from .common import generated_banner
 from .context import EmitContext
-
-
-def fallback_file_name(dispatch_key: str) -> str:
-    return f"{dispatch_key}Fallback.cpp"
 
 
 def emit_fallback(context: EmitContext) -> list[OutputFile]:
@@ -30,11 +27,6 @@ def emit_fallback(context: EmitContext) -> list[OutputFile]:
                 default_policy=policy.default.value,
                 mode=policy.mode.value,
                 host_view=policy.mode is FallbackMode.HOST_VIEW,
-                fallback_how=(
-                    "on host views of device memory where the runtime allows it, else copying"
-                    if policy.mode is FallbackMode.HOST_VIEW
-                    else "tensors are copied both ways"
-                ),
                 fall_back_to_cpu="true" if policy.default is FallbackDefault.CPU else "false",
                 warn_once="true" if policy.warn_once else "false",
                 warn_once_text="yes" if policy.warn_once else "no",

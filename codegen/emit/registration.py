@@ -8,10 +8,11 @@ nature) go to one file for the Autograd<backend> key.
 from __future__ import annotations
 
 from ..ident import stable_shard
+from ..outputs import OutputFile, Owner, autograd_registration_name, group_header, registration_shard_name
 from ..render import render
 from ..selection import OpStatus, SelectedOp
 from ..signatures import KernelBinding
-from .common import Layout, OutputFile, Owner, generated_banner
+from .common import generated_banner
 from .context import EmitContext
 
 DEVICE_GUARD_INCLUDES = (
@@ -21,10 +22,6 @@ DEVICE_GUARD_INCLUDES = (
 )
 
 
-def shard_file_name(dispatch_key: str, index: int) -> str:
-    return f"Register{dispatch_key}_{index}.cpp"
-
-
 def _render(
     context: EmitContext,
     dispatch_key: str,
@@ -32,7 +29,7 @@ def _render(
     shard_note: str,
 ) -> str:
     config = context.config
-    includes = sorted({f'"{Layout.group_header(op.group)}"' for op, _ in kernels})
+    includes = sorted({f'"{group_header(op.group)}"' for op, _ in kernels})
     includes += list(config.extra_headers)
     if config.device_guard and kernels:
         includes += DEVICE_GUARD_INCLUDES
@@ -55,7 +52,7 @@ def emit_registration_shards(context: EmitContext) -> list[OutputFile]:
         shards[stable_shard(op.op_name, config.shards)].append((op, binding))
     return [
         OutputFile(
-            path=context.layout.in_out(shard_file_name(config.backend, index)),
+            path=context.layout.in_out(registration_shard_name(config.backend, index)),
             content=_render(
                 context,
                 config.backend,
@@ -74,7 +71,7 @@ def emit_autograd_registration(context: EmitContext) -> list[OutputFile]:
         return []
     return [
         OutputFile(
-            path=context.layout.in_out(f"Register{config.autograd_key}.cpp"),
+            path=context.layout.in_out(autograd_registration_name(config.autograd_key)),
             content=_render(
                 context,
                 config.autograd_key,

@@ -18,6 +18,7 @@
 
 namespace foo {
 
+at::Tensor mse_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction);
 at::Tensor & mse_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & out);
 
 }  // namespace foo

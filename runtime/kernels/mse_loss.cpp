@@ -5,7 +5,9 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/mse_loss_compositeexplicitautogradnonfunctional_dispatch.h>
 #include <ATen/ops/mse_loss_cpu_dispatch.h>
+#include <ATen/ops/mse_loss_native.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,29 @@ at::Tensor & mse_loss_out(const at::Tensor & self, const at::Tensor & target, in
   rt::OutputView o = call.output(out, "out");
   at::cpu::mse_loss_out(o.host(), call.input(self, "self"), call.input(target, "target"), reduction);
   return o.commit();
+}
+
+at::Tensor mse_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
+  namespace rt = scaffold::runtime;
+  // Written out rather than left to the CompositeExplicitAutogradNonFunctional kernel, which
+  // calls mse_loss.out with a 0-dim result that ATen's CPU kernel first resizes to the
+  // elementwise loss, with a deprecation warning the CPU's own functional never gives.
+  if (reduction == at::Reduction::None) {
+    // The elementwise loss: the CPU's structured kernel, writing straight into device memory.
+    rt::StructuredFunctional<at::native::structured_mse_loss_out> op({self, target});
+    if (!op.native()) {
+      return at::compositeexplicitautogradnonfunctional::mse_loss(self, target, reduction);
+    }
+    op.meta(op.input(0), op.input(1), reduction);
+    op.impl(op.input(0), op.input(1), reduction, op.output());
+    return op.result();
+  }
+  // A reduced loss is one number: the CPU functional on host views, its 0-dim result copied over.
+  rt::FunctionalOperands operands({self, target});
+  if (!operands.native()) {
+    return at::compositeexplicitautogradnonfunctional::mse_loss(self, target, reduction);
+  }
+  return operands.adopt(at::cpu::mse_loss(operands.input(0), operands.input(1), reduction));
 }
 
 }  // namespace foo

@@ -12,7 +12,8 @@ namespace foo {
 
 at::Tensor & scatter_add_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, at::Tensor & out) {
   namespace rt = scaffold::runtime;
-  TORCH_CHECK(index.scalar_type() == at::kLong, "scatter_add.out: expected an int64 'index' tensor, got ", index.scalar_type());
+  // The index dtype is left to ATen's CPU kernel, so the device accepts exactly what the CPU
+  // does (int64, and int32 since torch 2.11) with the CPU's message for anything else.
   const rt::KernelCall call("scatter_add.out", out);
   rt::OutputView o = call.output(out);
   at::cpu::scatter_add_out(o.host(), call.input(self, "self"), dim, call.input(index, "index"), call.input(src, "src"));

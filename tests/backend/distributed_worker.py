@@ -200,51 +200,97 @@ def collectives() -> None:
         raise AssertionError(f"rank {RANK}: integer AVG did not raise")
 
 
+STEPS, PER_RANK = 4, 3
+
+
+def small_model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+
+
+def batch(step: int, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(1000 * step + rank)
+    return torch.randn(PER_RANK, 5, generator=g), torch.randn(PER_RANK, 2, generator=g)
+
+
+def train(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x.to(DEVICE)), y.to(DEVICE))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def single_process_reference() -> torch.nn.Module:
+    """Every rank's batch at once, in one process (on the device too)."""
+    reference = small_model().to(DEVICE)
+    batches = []
+    for step in range(STEPS):
+        xs, ys = zip(*(batch(step, r) for r in range(WORLD)), strict=True)
+        batches.append((torch.cat(xs), torch.cat(ys)))
+    train(reference, batches)
+    return reference
+
+
+def assert_same_weights(kind: str, trained: dict[str, torch.Tensor], reference: torch.nn.Module) -> None:
+    for (name, p), q in zip(trained.items(), reference.parameters(), strict=True):
+        if p.device != DEVICE:
+            raise AssertionError(f"rank {RANK} {kind}: {name} on {p.device}")
+        if not torch.allclose(p.detach().cpu(), q.detach().cpu(), rtol=1e-5, atol=1e-6):
+            raise AssertionError(
+                f"rank {RANK} {kind}: {name} differs from single-process training by "
+                f"{(p.detach().cpu() - q.detach().cpu()).abs().max().item()}"
+            )
+
+
+def my_batches() -> list[tuple[torch.Tensor, torch.Tensor]]:
+    return [batch(step, RANK) for step in range(STEPS)]
+
+
 def ddp() -> None:
     """DDP for a few steps == one process on the concatenated batch."""
     torch.foo.set_device(DEVICE.index)
-    steps, per_rank = 4, 3
-
-    def model() -> torch.nn.Module:
-        torch.manual_seed(0)
-        return torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
-
-    def batch(step: int, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
-        g = torch.Generator().manual_seed(1000 * step + rank)
-        return torch.randn(per_rank, 5, generator=g), torch.randn(per_rank, 2, generator=g)
-
-    # the reference: every rank's batch at once, in one process (on the device too)
-    reference = model().to(DEVICE)
-    opt = torch.optim.SGD(reference.parameters(), lr=0.1)
-    for step in range(steps):
-        xs, ys = zip(*(batch(step, r) for r in range(WORLD)))
-        loss = torch.nn.functional.mse_loss(
-            reference(torch.cat(xs).to(DEVICE)), torch.cat(ys).to(DEVICE)
-        )
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-
+    reference = single_process_reference()
     # slightly different init on each rank: DDP must broadcast rank 0's weights first
-    local = model()
+    local = small_model()
     with torch.no_grad():
         next(local.parameters()).add_(RANK)
     ddp_model = DistributedDataParallel(local.to(DEVICE), device_ids=[DEVICE.index])
-    opt = torch.optim.SGD(ddp_model.parameters(), lr=0.1)
-    for step in range(steps):
-        x, y = batch(step, RANK)
-        loss = torch.nn.functional.mse_loss(ddp_model(x.to(DEVICE)), y.to(DEVICE))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    for (name, p), q in zip(ddp_model.module.named_parameters(), reference.parameters()):
-        if p.device != DEVICE:
-            raise AssertionError(f"rank {RANK}: {name} on {p.device}")
-        if not torch.allclose(p.detach().cpu(), q.detach().cpu(), rtol=1e-5, atol=1e-6):
-            raise AssertionError(
-                f"rank {RANK}: {name} differs from single-process training by "
-                f"{(p.detach().cpu() - q.detach().cpu()).abs().max().item()}"
-            )
+    train(ddp_model, my_batches())
+    assert_same_weights("DDP", dict(ddp_model.module.named_parameters()), reference)
+
+
+def fsdp() -> None:
+    """FSDP2 (`fully_shard`, per layer and at the root) and FSDP1 (`FullyShardedDataParallel`)
+    for a few steps == one process on the concatenated batch: the all_gather_into_tensor /
+    reduce_scatter_tensor path, DeviceMesh on the device, and FSDP's streams and events."""
+    from torch.distributed.fsdp import FullyShardedDataParallel, fully_shard
+    from torch.distributed.tensor import DTensor
+
+    torch.foo.set_device(DEVICE.index)
+    reference = single_process_reference()
+
+    sharded = small_model().to(DEVICE)
+    for layer in sharded:
+        if isinstance(layer, torch.nn.Linear):
+            fully_shard(layer)
+    fully_shard(sharded)
+    train(sharded, my_batches())
+    full = {}
+    for name, p in sharded.named_parameters():
+        if not isinstance(p, DTensor) or p.to_local().device != DEVICE:
+            raise AssertionError(f"rank {RANK} FSDP2: {name} is not a DTensor sharded on {DEVICE}")
+        if p.to_local().shape[0] >= p.shape[0] and p.shape[0] >= WORLD:
+            raise AssertionError(f"rank {RANK} FSDP2: {name} is not sharded ({p.to_local().shape})")
+        full[name] = p.full_tensor()
+    assert_same_weights("FSDP2", full, reference)
+
+    flat = FullyShardedDataParallel(small_model().to(DEVICE), device_id=DEVICE)
+    train(flat, my_batches())
+    with FullyShardedDataParallel.summon_full_params(flat):
+        gathered = {name: p.detach().clone() for name, p in flat.module.named_parameters()}
+    assert_same_weights("FSDP1", gathered, reference)
 
 
 def rank_dies() -> None:
@@ -264,7 +310,7 @@ def rank_dies() -> None:
     raise AssertionError(f"rank {RANK}: all_reduce succeeded without the last rank")
 
 
-SCENARIOS = {"collectives": collectives, "ddp": ddp, "rank_dies": rank_dies}
+SCENARIOS = {"collectives": collectives, "ddp": ddp, "fsdp": fsdp, "rank_dies": rank_dies}
 
 
 def main() -> None:

@@ -125,6 +125,15 @@ def test_ddp_matches_single_process_training() -> None:
     assert_all_ok(launch("ddp", 2), "ddp")
 
 
+def test_fsdp_matches_single_process_training() -> None:
+    assert_all_ok(launch("fsdp", 2), "fsdp")
+
+
+@pytest.mark.slow
+def test_fsdp_3_ranks_staging() -> None:
+    assert_all_ok(launch("fsdp", 3, memory="staging"), "fsdp")
+
+
 @pytest.mark.slow
 def test_ddp_3_ranks_staging() -> None:
     assert_all_ok(launch("ddp", 3, memory="staging"), "ddp")

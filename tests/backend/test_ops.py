@@ -9,6 +9,7 @@ too small, too large and strided outs, and in-place variants -- all without the 
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -724,7 +725,7 @@ def test_functional_and_inplace_ops_do_what_the_cpu_does(call: str, layout: str)
 
 def test_functional_ops_release_device_memory() -> None:
     """Host views used by the native functional and in-place kernels do not keep device memory
-    alive after the call (they are recycled, see kernel_support.cpp)."""
+    alive after the call (they are recycled, see functional_ops.cpp)."""
     start = torch.foo.memory_allocated()
     a, b = torch.randn(1000, device=DEVICE), torch.randn(1000, device=DEVICE)
     c = torch.exp(a + b * 2).add_(a)
@@ -1051,12 +1052,17 @@ def _nll_loss_backward() -> None:
     )
 
 
-@op_test("mse_loss.out")
+@op_test("mse_loss.out", "mse_loss")
 def _mse_loss() -> None:
     for dtype in FLOATS:
         a, b = rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
         for reduction in ("mean", "sum", "none"):
-            check(lambda x, y: F.mse_loss(x, y, reduction=reduction), a, b)
+            check(lambda x, y, r=reduction: F.mse_loss(x, y, reduction=r), a, b)
+            # The functional warns on neither: on the CPU it never goes through an out= tensor
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                with no_fallback():
+                    F.mse_loss(a.to(DEVICE), b.to(DEVICE), reduction=reduction)
         check_out(lambda x, y, out: torch.ops.aten.mse_loss.out(x, y, 1, out=out), a, b)
         check_out(lambda x, y, out: torch.ops.aten.mse_loss.out(x, y, 0, out=out), a, b)
 
@@ -1151,6 +1157,11 @@ def _scatter_add() -> None:
             check(lambda t, i, s, d=dim: torch.scatter_add(t, d, i, s), x, Fixed(idx), Fixed(src), layouts=("contiguous", "transposed", "sliced"))
             check_inplace(lambda t, i, s, d=dim: t.scatter_add_(d, i, s), x, Fixed(idx), Fixed(src))
         check_out(lambda t, i, s, out: torch.scatter_add(t, 0, i, s, out=out), x, Fixed(torch.randint(0, 4, (2, 5), generator=g)), Fixed(rand((2, 5), dtype)))
+    # int32 indices are valid on the CPU: the device takes them too, and refuses uint8 as the CPU does
+    x, src = rand((4, 5)), rand((3, 4), seed=6)
+    idx32 = torch.randint(0, 4, (3, 4), generator=g, dtype=torch.int32)
+    check(lambda t, i, s: torch.scatter_add(t, 0, i, s), x, Fixed(idx32), Fixed(src))
+    check_outcome(lambda t, i, s: torch.scatter_add(t, 0, i, s), x, Fixed(idx32.to(torch.uint8)), Fixed(src))
 
 
 @op_test("eq.Tensor_out")

@@ -5,114 +5,49 @@
 // The CPU fallback of the tiny backend, with the policy from backend.yaml:
 //   default: cpu; mode: copy; warn once per op: yes;
 //   1 op(s) that must never fall back; 1 explicit per-op wrapper(s).
+// The machinery (policy checks, warnings, counters, copying or zero-copy) is the runtime's
+// cpu_fallback.h; this file holds the policy and the registrations.
 // Fallback counts are readable from Python: torch.ops.tiny._fallback_counts().
 // clang-format off
 #include <ATen/native/CPUFallback.h>
-#include <c10/util/Exception.h>
 #include <torch/library.h>
+
+#include "cpu_fallback.h"
 #include <ATen/ops/neg_ops.h>
 
-#include <algorithm>
 #include <array>
-#include <cstdint>
-#include <map>
-#include <mutex>
-#include <string>
 #include <string_view>
-#include <tuple>
-#include <vector>
 
 namespace {
 
-constexpr const char* kDevice = "tiny";
-constexpr const char* kPolicySource = "backend.yaml";
-constexpr bool kFallBackToCpuByDefault = true;
-constexpr bool kWarnOncePerOp = true;
+namespace rt = scaffold::runtime;
 
 // fallback.never: ops that must never run on the CPU. Sorted, for binary search.
 constexpr std::array<std::string_view, 1> kNeverFallBack = {
     "aten::mm.out",
 };
 
-// How often each op ran on the CPU. The fallback is slower than a kernel of the backend's own
-// (it copies, or at best runs the CPU kernel): the counts tell a backend author which kernels
-// to write next.
-class FallbackCounter {
- public:
-  // Counts one fallback of `op`; true the first time `op` falls back.
-  bool record(const std::string& op) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return ++counts_[op] == 1;
-  }
-
-  std::tuple<std::vector<std::string>, std::vector<int64_t>> snapshot() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<std::string> names;
-    std::vector<int64_t> counts;
-    for (const auto& [name, count] : counts_) {
-      names.push_back(name);
-      counts.push_back(count);
-    }
-    return {names, counts};
-  }
-
-  void reset() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    counts_.clear();
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::map<std::string, int64_t> counts_;
+const rt::FallbackPolicy kPolicy{
+    .device = "tiny",
+    .policy_source = "backend.yaml",
+    .fall_back_to_cpu_by_default = true,
+    .warn_once_per_op = true,
+    .host_view_enabled = nullptr,
+    .host_view_fallback = nullptr,
+    .never = kNeverFallBack,
 };
 
-FallbackCounter& fallback_counter() {
-  static FallbackCounter counter;
-  return counter;
-}
-
-// "aten::add.out". c10::toString goes through an ostringstream, which costs as much as a small
-// op's CPU kernel; this runs on every fallback.
-std::string qualified_name(const c10::OperatorHandle& op) {
-  const c10::OperatorName& name = op.operator_name();
-  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
-}
-
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = qualified_name(op);
-  if (fallback_counter().record(name) && kWarnOncePerOp) {
-    TORCH_WARN(
-        "'", name, "' has no kernel for the '", kDevice,
-        "' backend and runs on the CPU instead (tensors are copied both ways). "
-        "Policy: ", kPolicySource, ".");
-  }
-  at::native::cpu_fallback(op, stack);
+  rt::run_on_cpu(kPolicy, op, stack);
 }
 
 // Every op without a kernel of its own for this backend lands here.
 void boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = qualified_name(op);
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      !std::binary_search(kNeverFallBack.begin(), kNeverFallBack.end(), std::string_view(name)),
-      "'", name, "' is not implemented for the '", kDevice, "' backend, and ", kPolicySource,
-      " lists it under fallback.never, so it may not fall back to the CPU.");
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      kFallBackToCpuByDefault,
-      "'", name, "' is not implemented for the '", kDevice, "' backend (", kPolicySource,
-      " sets fallback.default to 'error').");
-  run_on_cpu(op, stack);
+  rt::boxed_cpu_fallback(kPolicy, op, stack);
 }
 
 at::Tensor & fallback_neg_out(const at::Tensor & self, at::Tensor & out) {
   return at::native::call_fallback_fn_symint<&run_on_cpu, at::_ops::neg_out>::call(self, out);
-}
-
-std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_counts() {
-  return fallback_counter().snapshot();
-}
-
-void reset_fallback_counts() {
-  fallback_counter().reset();
 }
 
 }  // namespace
@@ -127,6 +62,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 TORCH_LIBRARY_FRAGMENT(tiny, m) {
-  m.def("_fallback_counts() -> (str[], int[])", &fallback_counts);
-  m.def("_reset_fallback_counts() -> ()", &reset_fallback_counts);
+  m.def("_fallback_counts() -> (str[], int[])", &rt::fallback_counts);
+  m.def("_reset_fallback_counts() -> ()", &rt::reset_fallback_counts);
 }

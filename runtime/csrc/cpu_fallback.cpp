@@ -1,0 +1,109 @@
+#include "cpu_fallback.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include <ATen/native/CPUFallback.h>
+#include <c10/util/Exception.h>
+
+namespace scaffold::runtime {
+namespace {
+
+class FallbackCounter {
+ public:
+  // Counts one fallback of `op`; true the first time `op` falls back.
+  bool record(const std::string& op) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ++counts_[op] == 1;
+  }
+
+  std::tuple<std::vector<std::string>, std::vector<int64_t>> snapshot() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> names;
+    std::vector<int64_t> counts;
+    names.reserve(counts_.size());
+    counts.reserve(counts_.size());
+    for (const auto& [name, count] : counts_) {
+      names.push_back(name);
+      counts.push_back(count);
+    }
+    return {names, counts};
+  }
+
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counts_.clear();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, int64_t> counts_;
+};
+
+FallbackCounter& fallback_counter() {
+  static FallbackCounter counter;
+  return counter;
+}
+
+// "aten::add.out". c10::toString goes through an ostringstream, which costs
+// as much as a small op's CPU kernel; this runs on every fallback.
+std::string qualified_name(const c10::OperatorHandle& op) {
+  const c10::OperatorName& name = op.operator_name();
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}
+
+const char* how_it_runs(const FallbackPolicy& policy) {
+  return policy.host_view_fallback != nullptr
+      ? "on host views of device memory where the runtime allows it, else copying"
+      : "tensors are copied both ways";
+}
+
+void run_named_on_cpu(
+    const FallbackPolicy& policy,
+    const std::string& name,
+    const c10::OperatorHandle& op,
+    torch::jit::Stack* stack) {
+  if (fallback_counter().record(name) && policy.warn_once_per_op) {
+    TORCH_WARN(
+        "'", name, "' has no kernel for the '", policy.device,
+        "' backend and runs on the CPU instead (", how_it_runs(policy), "). "
+        "Policy: ", policy.policy_source, ".");
+  }
+  // Copies only where the runtime says the host cannot address device memory
+  // (or SCAFFOLD_HOST_VIEW_FALLBACK=0 asks for them).
+  if (policy.host_view_fallback != nullptr && policy.host_view_enabled()) {
+    policy.host_view_fallback(op, stack);
+    return;
+  }
+  at::native::cpu_fallback(op, stack);
+}
+
+} // namespace
+
+void run_on_cpu(const FallbackPolicy& policy, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_named_on_cpu(policy, qualified_name(op), op, stack);
+}
+
+void boxed_cpu_fallback(const FallbackPolicy& policy, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const std::string name = qualified_name(op);
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      !std::binary_search(policy.never.begin(), policy.never.end(), std::string_view(name)),
+      "'", name, "' is not implemented for the '", policy.device, "' backend, and ",
+      policy.policy_source, " lists it under fallback.never, so it may not fall back to the CPU.");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      policy.fall_back_to_cpu_by_default,
+      "'", name, "' is not implemented for the '", policy.device, "' backend (",
+      policy.policy_source, " sets fallback.default to 'error').");
+  run_named_on_cpu(policy, name, op, stack);
+}
+
+std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_counts() {
+  return fallback_counter().snapshot();
+}
+
+void reset_fallback_counts() {
+  fallback_counter().reset();
+}
+
+} // namespace scaffold::runtime
