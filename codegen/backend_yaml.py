@@ -11,17 +11,26 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import keyword
 from collections.abc import Callable
 from typing import TypeVar
 
-from torchgen.model import DispatchKey, OperatorName
+from torchgen.model import DispatchKey, FunctionSchema, OperatorName
 
 import yaml
 
 from . import ident
 from .custom_classes import parse_custom_classes
 from .errors import BackendYamlError, SourceLocation
-from .model import TORCHGEN_PARSE_ERRORS, BackendConfig, FallbackDefault, FallbackMode, FallbackPolicy, OpEntry
+from .model import (
+    TORCHGEN_PARSE_ERRORS,
+    BackendConfig,
+    CustomOp,
+    FallbackDefault,
+    FallbackMode,
+    FallbackPolicy,
+    OpEntry,
+)
 
 T = TypeVar("T")
 
@@ -36,10 +45,11 @@ TORCHGEN_KEYS = (
     "device_guard",
     "extra_headers",
 )
-OWN_KEYS = ("device", "fallback", "shards", "custom_classes")
+OWN_KEYS = ("device", "fallback", "shards", "custom_ops", "custom_classes")
 VALID_KEYS = TORCHGEN_KEYS + OWN_KEYS
 LAZY_TENSOR_KEYS = ("full_codegen", "non_native", "ir_gen")
 FALLBACK_KEYS = ("default", "mode", "warn_once", "never", "explicit")
+CUSTOM_OP_KEYS = ("schema", "autograd", "cpu")
 # Dispatch keys that exist for backends living outside PyTorch: the PrivateUse keys, and the keys
 # PyTorch reserves for out-of-tree projects that torchgen's gen_backend_stubs serves (torch_xla,
 # Habana, ...).
@@ -271,6 +281,16 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
     if "fallback" in entries:
         fallback = _fallback_policy(reader, entries["fallback"][1])
 
+    custom_ops: tuple[CustomOp, ...] = ()
+    if "custom_ops" in entries:
+        custom_key, custom_node = entries["custom_ops"]
+        custom_ops = reader.sequence(
+            custom_node, "'custom_ops'", lambda node: _custom_op(reader, node, device)
+        )
+        if custom_ops:
+            reader.check_name(custom_key, ident.custom_op_namespace_issue(device, f"torch_{device}"))
+        _check_custom_op_names(custom_ops)
+
     return BackendConfig(
         location=SourceLocation(display_path),
         sha256=hashlib.sha256(text.encode()).hexdigest(),
@@ -290,7 +310,106 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
         custom_classes=(
             parse_custom_classes(reader, entries["custom_classes"][1]) if "custom_classes" in entries else ()
         ),
+        custom_ops=custom_ops,
     )
+
+
+def _custom_op(reader: _Reader, node: yaml.Node, namespace: str) -> CustomOp:
+    """One `custom_ops` entry: `{schema: "name(Tensor a) -> Tensor", autograd: true}`; a plain
+    string is the schema alone."""
+    if isinstance(node, yaml.ScalarNode):
+        entries: dict[str, tuple[yaml.Node, yaml.Node]] = {"schema": (node, node)}
+    else:
+        entries = reader.mapping(node, "each entry of 'custom_ops'", CUSTOM_OP_KEYS)
+        if "schema" not in entries:
+            raise reader.error(
+                node,
+                "a custom op needs a 'schema', e.g. schema: mymuladd(Tensor a, Tensor b, float c) -> Tensor",
+            )
+    schema_node = entries["schema"][1]
+    text = reader.string(schema_node, "a custom op's 'schema'").strip()
+    qualifier, separator, unqualified = text.partition("::")
+    if separator:
+        if qualifier != namespace:
+            raise reader.error(
+                schema_node,
+                f"custom op '{text}' names the namespace '{qualifier}'; a backend defines its "
+                f"custom ops in its own namespace '{namespace}' (its device name)",
+                hint=f"write the schema without a namespace, or as {namespace}::{unqualified.split('(')[0]}",
+            )
+        text = unqualified
+    try:
+        schema = FunctionSchema.parse(text)
+    except TORCHGEN_PARSE_ERRORS as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise reader.error(
+            schema_node,
+            f"'{text}' is not an operator schema ({detail})",
+            hint="write it as in native_functions.yaml: name(Tensor a, float c) -> Tensor",
+        ) from None
+    name = schema.name.name
+    problem = _custom_op_name_problem(str(name.base), schema.name.overload_name)
+    if problem is None:
+        keywords = sorted(a.name for a in schema.arguments.flat_all if keyword.iskeyword(a.name))
+        if keywords:
+            problem = f"its argument name(s) {', '.join(keywords)} are Python keywords"
+    if problem is not None:
+        raise reader.error(schema_node, f"custom op '{namespace}::{schema.name}': {problem}")
+
+    def flag(key: str, default: bool) -> bool:
+        return reader.boolean(entries[key][1], f"'{key}' of a custom op") if key in entries else default
+
+    autograd = flag("autograd", False)
+    if autograd and schema.is_mutable:
+        raise reader.error(
+            entries["autograd"][1],
+            f"custom op '{namespace}::{schema.name}' mutates its arguments; "
+            "torch.library.register_autograd supports functional ops only",
+            hint="declare a functional variant with autograd: true and derive the mutating one from it",
+        )
+    return CustomOp(
+        namespace=namespace,
+        schema=schema,
+        autograd=autograd,
+        cpu=flag("cpu", True),
+        location=reader.location(schema_node),
+    )
+
+
+def _custom_op_name_problem(base: str, overload: str) -> str | None:
+    if not base.isidentifier() or not base.isascii() or base.startswith("__"):
+        return "the name must be a plain ASCII identifier not starting with __"
+    if overload == "default":
+        return "the overload name 'default' is reserved by PyTorch (it names the overload without one)"
+    if overload and not (overload.isidentifier() and overload.isascii()):
+        return "the overload name must be a plain ASCII identifier"
+    return None
+
+
+def _check_custom_op_names(custom_ops: tuple[CustomOp, ...]) -> None:
+    """Two entries defining one operator, or two whose kernels would get the same C++ name
+    (`a.out` and `a_out`), are caught here rather than by TORCH_LIBRARY at import time."""
+    by_name: dict[str, CustomOp] = {}
+    by_kernel: dict[str, CustomOp] = {}
+    for op in custom_ops:
+        first = by_name.get(op.op_name)
+        if first is not None:
+            raise BackendYamlError(
+                f"custom op '{op.qualified_name}' is defined twice (first at line {first.location.line})",
+                location=op.location,
+                hint="give one of them another name or overload name (name.overload)",
+            )
+        by_name[op.op_name] = op
+        kernel = ident.custom_kernel_base(op.schema.name)
+        clash = by_kernel.get(kernel)
+        if clash is not None:
+            raise BackendYamlError(
+                f"custom ops '{clash.qualified_name}' (line {clash.location.line}) and "
+                f"'{op.qualified_name}' would both have the C++ kernel name {kernel}_*",
+                location=op.location,
+                hint="rename one of them",
+            )
+        by_kernel[kernel] = op
 
 
 def _header(reader: _Reader, node: yaml.Node) -> str:

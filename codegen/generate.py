@@ -14,6 +14,7 @@ from .backend_yaml import default_backend_config
 from .emit.cmake import emit_sources_cmake
 from .emit.context import EmitContext, build_context
 from .emit.custom_classes import custom_class_scaffolds, emit_custom_class_registration
+from .emit.custom_ops import emit_custom_op_files, emit_custom_op_stubs
 from .emit.declarations import emit_declarations
 from .emit.fallback import emit_fallback
 from .emit.manifest import build_manifest, emit_manifest
@@ -107,6 +108,7 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
         *emit_autograd_registration(context),
         *emit_fallback(context),
         *emit_custom_class_registration(context),
+        *emit_custom_op_files(context),
     ]
 
 
@@ -127,7 +129,7 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
     generated = generated_files(context)
     kernel_files = []
     kept_names: dict[Path, tuple[str, ...]] = {}
-    for emitted in emit_stubs(context):
+    for emitted in [*emit_stubs(context), *emit_custom_op_stubs(context)]:
         kernel, kept = _keeping_user_parameter_names(emitted, previous, layout)
         kernel_files.append(kernel)
         upgraded = previous is not None and previous.declarations.sha256 != selection.declarations.sha256

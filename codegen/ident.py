@@ -242,6 +242,83 @@ def check_name(problem: NameProblem | None, location: SourceLocation) -> None:
         raise InvalidNameError(problem.message, location=location, hint=problem.hint)
 
 
+# Operator namespaces PyTorch itself defines (torch._C._dispatch_get_all_op_names() of torch
+# 2.11-2.14 with no backend loaded, plus `prim` (TorchScript), `_` (the catch-all
+# TORCH_LIBRARY_IMPL namespace), higher_order and the functional collectives' older name), and
+# the runtime's own `scaffold_runtime`. A backend's TORCH_LIBRARY in one of them would either fail
+# when loaded ("Only a single TORCH_LIBRARY can be used to register the namespace") or add ops to
+# PyTorch's. tests/test_custom_ops.py checks the list still covers the installed torch.
+RESERVED_OP_NAMESPACES = frozenset(
+    [
+        "_",
+        "_c10d_functional",
+        "_c10d_functional_autograd",
+        "_dtensor",
+        "_native",
+        "_quantized",
+        "_test",
+        "aten",
+        "c10d",
+        "c10d_functional",
+        "coor",
+        "debug_mode_ops",
+        "debugprims",
+        "export",
+        "fbgemm",
+        "higher_order",
+        "inductor",
+        "inductor_prims",
+        "mkl",
+        "mkldnn",
+        "mkldnn_prepacked",
+        "onednn",
+        "prim",
+        "prims",
+        "profiler",
+        "quantization",
+        "quantized",
+        "rngprims",
+        "scaffold_runtime",
+        "sparse",
+        "static_runtime",
+        "symm_mem",
+    ]
+)
+
+
+def custom_op_namespace_issue(namespace: str, backend_package: str) -> NameProblem | None:
+    """The namespace a backend's custom ops are defined in (its device name) must be its own:
+    not one of PyTorch's, and not the name of another installed Python package (torchvision,
+    torchaudio, ... define `TORCH_LIBRARY(<package>, m)`; loading both would fail at import time,
+    seed 004's collision). Checked on the installed files, without importing torch or them."""
+    import importlib.util
+    import sys
+
+    hint = "custom ops live in the backend's namespace, its device name: rename the device"
+    if namespace in RESERVED_OP_NAMESPACES:
+        return NameProblem(
+            f"custom op namespace '{namespace}' belongs to PyTorch; the backend's "
+            "TORCH_LIBRARY would collide with PyTorch's own",
+            hint,
+        )
+    spec = None
+    if namespace != backend_package and namespace not in sys.stdlib_module_names:
+        spec = importlib.util.find_spec(namespace)
+    # A directory of that name in the working directory (the project itself, say) is found as a
+    # namespace package; only a real module or package outside it is a library.
+    if (
+        spec is not None
+        and spec.origin is not None
+        and not Path(spec.origin).resolve().is_relative_to(Path.cwd().resolve())
+    ):
+        return NameProblem(
+            f"custom op namespace '{namespace}' is the name of another installed library; "
+            f"its TORCH_LIBRARY({namespace}, m) and the backend's would collide when both load",
+            hint,
+        )
+    return None
+
+
 def header_problem(header: str) -> str | None:
     """Why `header` is not a plain `<path>` or `"path"` include target, or None."""
     if len(header) < 3 or (header[0], header[-1]) not in {("<", ">"), ('"', '"')}:
@@ -262,6 +339,19 @@ def stub_group(name: OperatorName) -> str:
 def wrapper_name(prefix: str, name: OperatorName) -> str:
     """A unique, readable C++ name for a generated wrapper of one operator overload."""
     return f"{prefix}_{name.unambiguous_name()}"
+
+
+def custom_kernel_base(name: OperatorName) -> str:
+    """The stem of a custom op's C++ kernels (`<stem>_cpu`, `<stem>_<device>`): the name, then
+    the overload name, joined by `_`."""
+    overload = name.overload_name
+    return f"{name.name}_{overload}" if overload else str(name.name)
+
+
+def cpp_string_literal(text: str) -> str:
+    """`text` as a C++ string literal (a schema's default strings may hold quotes)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
 
 
 def stable_shard(op_name: str, shard_count: int) -> int:

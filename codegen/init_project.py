@@ -23,6 +23,7 @@ from pathlib import Path
 from .backend_yaml import parse_backend_yaml
 from .core_ops import CORE_OPS, fill_core_kernels
 from .errors import ProjectConfigError, SourceLocation
+from .example_custom_op import filled_example_files
 from .generate import run
 from .init_files import (
     REFERENCE_BACKEND_LAYOUT,
@@ -135,6 +136,10 @@ def _stage(names: ProjectNames, backend_yaml: str, staging: Path, target: Path) 
         if filled != kernel.output.content:
             shown = target / kernel.output.path.relative_to(staging)
             write_atomically(kernel.output.path, filled, shown=str(shown))
+    # The example custom op (yaml custom_ops) gets working kernels too.
+    example = filled_example_files(result.kernel_files, names.device, f"yaml/{names.device}.yaml")
+    for path, content in example.items():
+        write_atomically(path, content, shown=str(target / path.relative_to(staging)))
 
 
 def _relative_files(directory: Path) -> list[str]:

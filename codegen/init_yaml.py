@@ -9,13 +9,18 @@ import yaml
 
 from .backend_yaml import parse_backend_yaml
 from .core_ops import CORE_OPS
+from .example_custom_op import EXAMPLE_SCHEMA
 from .init_names import ProjectNames
 from .render import render
 
 
 def default_backend_yaml(names: ProjectNames, extra_ops: Sequence[str]) -> str:
     return render(
-        "project/backend.yaml.j2", device=names.device, core_ops=CORE_OPS, extra_ops=list(extra_ops)
+        "project/backend.yaml.j2",
+        device=names.device,
+        core_ops=CORE_OPS,
+        extra_ops=list(extra_ops),
+        custom_op_example=EXAMPLE_SCHEMA,
     )
 
 

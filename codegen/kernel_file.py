@@ -25,7 +25,9 @@ class StubKernel:
     """The declaration without parameter names (KernelBinding.type_signature)."""
     body: str | None = None
     """A statement the kernel starts with instead of failing as unimplemented (the core ops'
-    kernels of a new project forward to the runtime)."""
+    kernels of a new project forward to the runtime; a custom op's Python function)."""
+    returns: str = ""
+    """Python stubs only (custom ops): the return annotation written after the head."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,10 @@ class KernelFile:
     namespace_close: str
     """The line that closes the namespace; new kernels are inserted before it."""
     template_arguments: StubFileArguments
+    template: str = STUB_TEMPLATE
+    """The file's template (aten kernel files, custom op kernels, custom op Python)."""
+    snippet_macro: tuple[str, str] = (STUB_MACROS, "kernel_stub")
+    """The template and macro that render one kernel alone."""
 
     @property
     def heads(self) -> dict[str, str]:
@@ -74,9 +80,11 @@ class KernelFile:
         }
         return replace(
             self,
-            output=replace(self.output, content=render_kernel_file(self.template_arguments, kernels)),
+            output=replace(
+                self.output, content=render_kernel_file(self.template_arguments, kernels, self.template)
+            ),
             kernels=kernels,
-            snippets=kernel_snippets(kernels),
+            snippets=kernel_snippets(kernels, self.snippet_macro),
         )
 
     def with_bodies(self, bodies: Mapping[str, str], includes: Sequence[str]) -> KernelFile:
@@ -91,17 +99,22 @@ class KernelFile:
         )
         return replace(
             self,
-            output=replace(self.output, content=render_kernel_file(arguments, kernels)),
+            output=replace(self.output, content=render_kernel_file(arguments, kernels, self.template)),
             kernels=kernels,
-            snippets=kernel_snippets(kernels),
+            snippets=kernel_snippets(kernels, self.snippet_macro),
             template_arguments=arguments,
         )
 
 
-def render_kernel_file(arguments: StubFileArguments, kernels: Mapping[str, StubKernel]) -> str:
-    return render(STUB_TEMPLATE, **asdict(arguments), kernels=list(kernels.values()))
+def render_kernel_file(
+    arguments: StubFileArguments, kernels: Mapping[str, StubKernel], template: str = STUB_TEMPLATE
+) -> str:
+    return render(template, **asdict(arguments), kernels=list(kernels.values()))
 
 
-def kernel_snippets(kernels: Mapping[str, StubKernel]) -> dict[str, str]:
-    stub_macro = environment().get_template(STUB_MACROS).module.kernel_stub  # type: ignore[attr-defined]
+def kernel_snippets(
+    kernels: Mapping[str, StubKernel], macro: tuple[str, str] = (STUB_MACROS, "kernel_stub")
+) -> dict[str, str]:
+    template, name = macro
+    stub_macro = getattr(environment().get_template(template).module, name)
     return {op: str(stub_macro(kernel)) for op, kernel in kernels.items()}

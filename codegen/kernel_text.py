@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -81,12 +82,30 @@ def update_preserving_form(
 
 def missing_kernels(text: str, kernel: KernelFile) -> list[str]:
     """Ops of `kernel` that `text` does not define (see cpp_definitions.py for the rule)."""
+    if kernel.output.path.suffix == ".py":
+        return _missing_python_functions(text, kernel)
     namespace = kernel_namespace(kernel)
     signatures = {
         op: cpp_definitions.kernel_signature(namespace, stub.definition_head) for op, stub in kernel.kernels.items()
     }
     defined = cpp_definitions.defined_signatures(text, list(signatures.values()))
     return sorted(op for op, signature in signatures.items() if signature not in defined)
+
+
+def _missing_python_functions(text: str, kernel: KernelFile) -> list[str]:
+    """A custom op's Python file (fake kernel, autograd): functions are found by name among the
+    module's top-level definitions, with Python's own parser. A file that does not parse is left
+    for the user (and Python) to report, not patched."""
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    defined = {node.name for node in module.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return sorted(
+        op
+        for op, stub in kernel.kernels.items()
+        if stub.definition_head.removeprefix("def ").partition("(")[0] not in defined
+    )
 
 
 def kernel_namespace(kernel: KernelFile) -> str:

@@ -305,6 +305,35 @@ class FallbackPolicy:
 
 
 @dataclass(frozen=True)
+class CustomOp:
+    """One entry of the YAML's `custom_ops`: an operator the backend defines itself, in the
+    namespace named after its device (`foo::mymuladd`). The schema is torchgen's, parsed from the
+    YAML text, so `str(schema)` is the canonical form TORCH_LIBRARY receives."""
+
+    namespace: str
+    schema: FunctionSchema
+    autograd: bool
+    """Register a Python autograd formula (torch.library.register_autograd) from the user's file."""
+    cpu: bool
+    """Also register a CPU kernel, so the op runs on host tensors (and opcheck can compare)."""
+    location: SourceLocation = field(compare=False)
+
+    @property
+    def op_name(self) -> str:
+        """`name` or `name.overload`, as torch.library and m.impl() spell it inside the namespace."""
+        return str(self.schema.name)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.namespace}::{self.op_name}"
+
+    @property
+    def group(self) -> str:
+        """The user's files for the op: its base name, shared by its overloads."""
+        return str(self.schema.name.name)
+
+
+@dataclass(frozen=True)
 class BackendConfig:
     """A parsed backend YAML: torchgen's gen_backend_stubs keys plus scaffold-backend's own."""
 
@@ -328,6 +357,8 @@ class BackendConfig:
     shards: int
     custom_classes: tuple[CustomClass, ...] = ()
     """The `custom_classes:` section (custom_classes.py)."""
+    custom_ops: tuple[CustomOp, ...] = ()
+    """Operators the backend defines in its own namespace (the `custom_ops` section)."""
 
     @property
     def display_path(self) -> str:

@@ -13,3 +13,8 @@ def display_path(path: Path, root: Path) -> str:
         return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
     except ValueError:  # another drive on Windows: the name is the best we can do
         return path.name
+
+
+CUSTOM_OPS_DIR = "custom_ops"
+"""Where custom ops' files go, under the output directory (generated Python module) and the
+kernels directory (the user's files); the package installs both as `<package>.custom_ops`."""

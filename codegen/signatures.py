@@ -283,3 +283,35 @@ def fallback_binding(declaration: Declaration) -> FallbackBinding:
         ops_header=f"<ATen/ops/{root}_ops.h>",
         argument_names=", ".join(a.name for a in arguments),
     )
+
+
+@dataclass(frozen=True)
+class CustomKernelBinding:
+    """One C++ kernel of a custom op (its CPU or its device kernel), registered directly with
+    m.impl(): the dispatcher signature, which c10 checks against the schema when the library
+    loads."""
+
+    kernel_name: str
+    qualified_kernel: str
+    declaration: str
+    """`<returns> <kernel_name>(<arguments>)`, parameters named as in the schema."""
+    type_signature: str
+    """The declaration without parameter names (see KernelBinding.type_signature)."""
+
+
+def custom_kernel_binding(schema: FunctionSchema, kernel_name: str, scope: str) -> CustomKernelBinding:
+    """Custom ops use the dispatcher API as it is (c10::SymInt stays SymInt), with plain
+    `at::TensorList` for Tensor[] and non-const references for mutated tensors: the types
+    c10's schema inference accepts for a function registered with m.impl()."""
+    with _torchgen_flags((False, False)):
+        signature = DispatcherSignature.from_schema(schema)
+        arguments = signature.arguments()
+        returns = signature.returns_type().cpp_type()
+        parameters = ", ".join(a.no_default().defn() for a in arguments)
+        types = ", ".join(a.type for a in arguments)
+    return CustomKernelBinding(
+        kernel_name=kernel_name,
+        qualified_kernel=f"{scope}::{kernel_name}",
+        declaration=f"{returns} {kernel_name}({parameters})",
+        type_signature=f"{returns} {kernel_name}({types})",
+    )

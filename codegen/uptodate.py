@@ -31,7 +31,7 @@ from .installed_torch import find_installed_torch
 from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .options import GenerateOptions
 from .outputs import JOURNAL_NAME, MANIFEST_NAME
-from .paths import display_path
+from .paths import CUSTOM_OPS_DIR, display_path
 from .resources import is_source_checkout, package_dir, templates_dir
 
 _STAMP_FORMAT = 1
@@ -145,7 +145,13 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
         return None
     if not all((options.out_dir / relative).is_file() for relative in manifest.custom_class_files):
         return None  # the full run creates it again
-    kernels = sum(len(record.heads) for record in manifest.kernel_files.values())
+    # aten kernels only, as a full run reports them: custom ops' files (custom_ops/) hold their
+    # CPU/device kernels and Python functions.
+    kernels = sum(
+        len(record.heads)
+        for path, record in manifest.kernel_files.items()
+        if Path(path).parent.name != CUSTOM_OPS_DIR
+    )
     return UpToDate(kernels=kernels, orphaned=orphaned)
 
 

@@ -3,14 +3,17 @@
 #   torch/include/ATen/RegistrationDeclarations.h
 # Do not edit: run `scaffold-backend generate` to update it.
 # The sources of the foo backend, for CMake: include() this file, then compile
-# SCAFFOLD_GENERATED_SOURCES and SCAFFOLD_KERNEL_SOURCES. Paths are relative to this file.
+# SCAFFOLD_GENERATED_SOURCES and SCAFFOLD_KERNEL_SOURCES, and install SCAFFOLD_CUSTOM_OP_PYTHON
+# as the package's custom_ops module. Paths are relative to this file.
 
 set(SCAFFOLD_GENERATED_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 set(SCAFFOLD_GENERATED_SOURCES
+  "${CMAKE_CURRENT_LIST_DIR}/CustomOpDefinitions.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/PrivateUse1Fallback.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterAutogradPrivateUse1.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterCustomClasses.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/RegisterCustomOps.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterPrivateUse1_0.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterPrivateUse1_1.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterPrivateUse1_2.cpp"
@@ -40,6 +43,7 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/convolution_overrideable.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/cos.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_classes/tensor_queue.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_ops/mymuladd.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/div.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/empty.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/empty_strided.cpp"
@@ -84,4 +88,9 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/view.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/where.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/zero.cpp"
+)
+
+set(SCAFFOLD_CUSTOM_OP_PYTHON
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_ops/mymuladd.py"
+  "${CMAKE_CURRENT_LIST_DIR}/custom_ops/__init__.py"
 )

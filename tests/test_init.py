@@ -155,6 +155,13 @@ def test_new_project_shape(tmp_path: Path) -> None:
     # Core kernels forward to the runtime; the extra op is a stub that raises.
     assert b"return scaffold::runtime::empty(size, dtype, layout, device, pin_memory, memory_format);" in files["kernels/empty.cpp"]
     assert b'TORCH_CHECK_NOT_IMPLEMENTED(false, "bar: aten::abs.out has no kernel yet' in files["kernels/abs.cpp"]
+    # The example custom op: declared in the YAML, its files filled in (not stubs), documented.
+    assert config["custom_ops"] == [{"schema": "mymuladd(Tensor a, Tensor b, float c) -> Tensor", "autograd": True}]
+    assert b"at::Tensor mymuladd_bar(const at::Tensor & a, const at::Tensor & b, double c) {" in files["kernels/custom_ops/mymuladd.cpp"]
+    assert b"TORCH_CHECK_NOT_IMPLEMENTED" not in files["kernels/custom_ops/mymuladd.cpp"]
+    assert b"return grad_a, grad_b, None" in files["kernels/custom_ops/mymuladd.py"]
+    assert b"TORCH_LIBRARY(bar, m)" in files["generated/CustomOpDefinitions.cpp"]
+    assert b"## Custom ops" in files["README.md"] and b"def test_custom_op_opcheck" in files["tests/test_bar.py"]
     # Generated sources are current, and plain `scaffold-backend generate` works in the project.
     check = run_cli_process(["generate", "--check"], project)
     assert check.returncode == 0, check.stdout + check.stderr

@@ -24,7 +24,16 @@ def emit_sources_cmake(
     generated_sources = sorted(
         layout.from_out(output.path) for output in generated if output.path.suffix == ".cpp"
     )
-    kernel_sources = sorted(layout.from_out(output.path) for output in kernel_files)
+    kernel_sources = sorted(
+        layout.from_out(output.path) for output in kernel_files if output.path.suffix == ".cpp"
+    )
+    # The custom ops' Python files, generated and the user's: installed together as
+    # <package>.custom_ops.
+    python_sources = sorted(
+        layout.from_out(output.path)
+        for output in (*generated, *kernel_files)
+        if output.path.suffix == ".py"
+    )
     excluded = [
         f"Excluded: {path} (its ops are no longer generated; delete it once its code is moved)"
         for path in sorted(orphaned)
@@ -37,6 +46,7 @@ def emit_sources_cmake(
             device=context.config.device,
             generated_sources=generated_sources,
             kernel_sources=kernel_sources,
+            python_sources=python_sources,
             excluded=excluded,
         ),
         owner=Owner.GENERATOR,

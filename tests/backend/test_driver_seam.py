@@ -55,11 +55,15 @@ def test_runtime_builds_and_runs_against_a_minimal_synchronous_driver(tmp_path: 
     assert f"Driver sources:    {MINIMAL_DRIVER}" in configure.stdout
     built = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
     assert built.returncode == 0, built.stdout[-4000:]
-    (library,) = build.glob("_C*.so")
-    # A package of its own: the installed torch_foo's Python files with this build's _C.
+    # A package of its own: the torch_foo Python sources, then what the build installs into it
+    # (this build's _C, and the custom ops' Python side as torch_foo.custom_ops).
     package = tmp_path / "site" / "torch_foo"
     shutil.copytree(REPO / "runtime" / "python" / "torch_foo", package)
-    shutil.copy(library, package / library.name)
+    installed = subprocess.run(
+        ["cmake", "--install", str(build), "--prefix", str(tmp_path / "site")], capture_output=True, text=True
+    )
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    assert list(package.glob("_C*.so")) and (package / "custom_ops" / "__init__.py").is_file()
     environment = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0", PYTHONPATH=str(tmp_path / "site"))
     used = subprocess.run([sys.executable, "-c", USE], capture_output=True, text=True, env=environment, cwd=tmp_path)
     assert used.returncode == 0, used.stderr[-4000:]

@@ -13,6 +13,10 @@ _C = _device.install(DEVICE_NAME, __name__)
 # c10d: dist.init_process_group() on this device runs collectives through Gloo
 # (see distributed.py for replacing Gloo with your own collective library).
 distributed.register(DEVICE_NAME)
+# The YAML's custom ops: _C defines them and registers their kernels; this module adds their fake
+# kernels and autograd formulas (torch.library), built from generated/custom_ops/ and
+# kernels/custom_ops/*.py.
+from . import custom_ops  # noqa: E402
 # The fake classes and fake kernels of the backend's custom classes (see custom_classes.py), which
 # torch.compile and torch.export trace with; after _C, which registers the real ones.
 from . import custom_classes  # noqa: E402,F401

@@ -3,13 +3,16 @@
 #   RegistrationDeclarations.h
 # Do not edit: run `scaffold-backend generate` to update it.
 # The sources of the tiny backend, for CMake: include() this file, then compile
-# SCAFFOLD_GENERATED_SOURCES and SCAFFOLD_KERNEL_SOURCES. Paths are relative to this file.
+# SCAFFOLD_GENERATED_SOURCES and SCAFFOLD_KERNEL_SOURCES, and install SCAFFOLD_CUSTOM_OP_PYTHON
+# as the package's custom_ops module. Paths are relative to this file.
 
 set(SCAFFOLD_GENERATED_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 set(SCAFFOLD_GENERATED_SOURCES
+  "${CMAKE_CURRENT_LIST_DIR}/CustomOpDefinitions.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/PrivateUse1Fallback.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterAutogradPrivateUse1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/RegisterCustomOps.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterPrivateUse1_0.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterPrivateUse1_1.cpp"
 )
@@ -19,10 +22,18 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/_copy_from.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/abs.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/cat.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../kernels/custom_ops/fill_ones.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../kernels/custom_ops/scale.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/empty.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/max_pool2d.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/resize.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/tril.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/unique_dim.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/view.cpp"
+)
+
+set(SCAFFOLD_CUSTOM_OP_PYTHON
+  "${CMAKE_CURRENT_LIST_DIR}/../kernels/custom_ops/fill_ones.py"
+  "${CMAKE_CURRENT_LIST_DIR}/../kernels/custom_ops/scale.py"
+  "${CMAKE_CURRENT_LIST_DIR}/custom_ops/__init__.py"
 )
