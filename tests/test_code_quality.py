@@ -63,3 +63,10 @@ def test_errors_are_raised_by_their_own_classes() -> None:
         and node.exc.func.id == "ScaffoldError"
     ]
     assert bare == []
+
+
+def test_test_modules_have_unique_names() -> None:
+    """tests/ has no __init__.py, so pytest imports each test module by its basename: two files of
+    one name (tests/x.py and tests/backend/x.py) stop a whole run at collection."""
+    names = [path.name for path in (REPO / "tests").rglob("test_*.py")]
+    assert sorted({name for name in names if names.count(name) > 1}) == []
