@@ -31,7 +31,8 @@ def _build(root: Path, toolchain: Toolchain, library: str) -> Path:
     """Compile generated sources one TU each and all kernel stubs as one unity TU (hundreds of
     tiny stub TUs would dominate the test's time without checking anything more)."""
     unity = root / "all_kernels.cpp"
-    unity.write_text("".join(f'#include "{path}"\n' for path in sorted((root / "kernels").glob("*.cpp"))))
+    # Every user-owned source: aten kernels, and custom ops' and custom classes' in subdirectories.
+    unity.write_text("".join(f'#include "{path}"\n' for path in sorted((root / "kernels").rglob("*.cpp"))))
     # The fallback file's machinery is the runtime's cpu_fallback.cpp, which needs nothing else
     # of the runtime when the fallback copies (the default mode).
     sources = sorted((root / "generated").glob("*.cpp")) + [unity, RUNTIME_CSRC / "cpu_fallback.cpp"]
