@@ -136,6 +136,24 @@ def compile_all(
     return objects
 
 
+RUNTIME_CSRC = REPO / "runtime" / "csrc"
+
+
+def build_generated_tree(toolchain: Toolchain, root: Path, library: str) -> Path:
+    """Build `root`'s generated/ and kernels/ into the shared object `root/library`: generated
+    sources one TU each, every user-owned source (kernels/, custom ops' and custom classes'
+    subdirectories) as one unity TU (hundreds of tiny stub TUs would dominate a test's time
+    without checking anything more), and the runtime's cpu_fallback.cpp, the fallback file's
+    machinery, which needs nothing else of the runtime when the fallback copies (the default)."""
+    unity = root / "all_kernels.cpp"
+    unity.write_text("".join(f'#include "{path}"\n' for path in sorted((root / "kernels").rglob("*.cpp"))))
+    sources = sorted((root / "generated").glob("*.cpp")) + [unity, RUNTIME_CSRC / "cpu_fallback.cpp"]
+    objects = compile_all(toolchain, sources, root / "obj", [root / "generated", RUNTIME_CSRC])
+    output = root / library
+    toolchain.link(objects, output)
+    return output
+
+
 def python_without_autoload(code: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run Python code in a fresh process where no PrivateUse1 backend is autoloaded, so a test
     library can claim the key."""

@@ -11,15 +11,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scaffold_testing import REPO, TESTS, Toolchain, compile_all, python_without_autoload
+from scaffold_testing import TESTS, Toolchain, build_generated_tree, python_without_autoload
 
 from scaffold_backend.generate import run
 from scaffold_backend.options import GenerateOptions
 from scaffold_backend.inputs import load_declarations
 
 pytestmark = pytest.mark.slow
-
-RUNTIME_CSRC = REPO / "runtime" / "csrc"
 
 
 def _generate(root: Path, yaml_text: str, declarations: Path | None = None) -> None:
@@ -28,18 +26,7 @@ def _generate(root: Path, yaml_text: str, declarations: Path | None = None) -> N
 
 
 def _build(root: Path, toolchain: Toolchain, library: str) -> Path:
-    """Compile generated sources one TU each and all kernel stubs as one unity TU (hundreds of
-    tiny stub TUs would dominate the test's time without checking anything more)."""
-    unity = root / "all_kernels.cpp"
-    # Every user-owned source: aten kernels, and custom ops' and custom classes' in subdirectories.
-    unity.write_text("".join(f'#include "{path}"\n' for path in sorted((root / "kernels").rglob("*.cpp"))))
-    # The fallback file's machinery is the runtime's cpu_fallback.cpp, which needs nothing else
-    # of the runtime when the fallback copies (the default mode).
-    sources = sorted((root / "generated").glob("*.cpp")) + [unity, RUNTIME_CSRC / "cpu_fallback.cpp"]
-    objects = compile_all(toolchain, sources, root / "obj", [root / "generated", RUNTIME_CSRC])
-    output = root / library
-    toolchain.link(objects, output)
-    return output
+    return build_generated_tree(toolchain, root, library)
 
 
 CHECK_REGISTRATIONS = """

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scaffold_testing import INSTALLED_TORCH, TESTS, Toolchain, compile_all, python_without_autoload, run_cli_process, shared_header, tree
+from scaffold_testing import INSTALLED_TORCH, TESTS, Toolchain, build_generated_tree, compile_all, python_without_autoload, run_cli_process, shared_header, tree
 
 YAML_2_9 = """\
 backend: PrivateUse1
@@ -112,11 +112,7 @@ def test_upgrade_from_2_9_keeps_user_code_and_compiles(tmp_path: Path, toolchain
     assert _generate(root, "--check")[0] == 0
 
     # 5. It compiles against the installed torch and every kernel registers.
-    unity = root / "kernels_unity.cpp"
-    unity.write_text("".join(f'#include "{p}"\n' for p in sorted((root / "kernels").glob("*.cpp"))))
-    objects = compile_all(toolchain, sorted((root / "generated").glob("*.cpp")) + [unity], root / "obj", [root / "generated"])
-    library = root / "libupgraded.so"
-    toolchain.link(objects, library)
+    library = build_generated_tree(toolchain, root, "libupgraded.so")
     ops = ["tril.out", "triu.out", "_scaled_mm", "_scaled_mm.out", "abs.out", "_scaled_mm_v2", "_scaled_mm_v2.out"]
     process = python_without_autoload(
         "import json, sys, torch\ntorch.ops.load_library(sys.argv[1])\n"
