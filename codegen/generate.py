@@ -137,8 +137,9 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
             kept_names[kernel.output.path] = kept
     scaffolds = custom_class_scaffolds(context)
     check_unique_paths([*generated, *(kernel.output for kernel in kernel_files), *scaffolds])
+    confinement = safety.Confinement(layout)
     for output in (*generated, *(kernel.output for kernel in kernel_files), *scaffolds):
-        safety.check_confined(output.path, layout, "an output file")
+        confinement.check(output.path, "an output file")
 
     kernel_changes, merges = _plan_kernel_files(kernel_files, previous, layout)
     # A custom class's own files are the user's from the start: created once, never rewritten.

@@ -209,14 +209,15 @@ def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendCon
     with _torchgen_flags(flags):
         dispatcher_signature = DispatcherSignature.from_schema(schema)
         native_signature = NativeSignature(schema, symint=symint)
-        kernel_name = dispatcher.name(schema) + ("_symint" if symint else "")
-        kernel_arguments = ", ".join(a.no_default().defn() for a in native_signature.arguments())
-        kernel_argument_names = tuple(a.name for a in native_signature.arguments())
-        kernel_argument_types = tuple(a.type for a in native_signature.arguments())
-        kernel_returns = native_signature.returns_type().cpp_type()
-        wrapper_arguments = ", ".join(a.defn() for a in dispatcher_signature.arguments())
+        # Each arguments() call recomputes the C++ bindings from the schema: ask once.
         dispatcher_arguments = dispatcher_signature.arguments()
         native_arguments = native_signature.arguments()
+        kernel_name = dispatcher.name(schema) + ("_symint" if symint else "")
+        kernel_arguments = ", ".join(a.no_default().defn() for a in native_arguments)
+        kernel_argument_names = tuple(a.name for a in native_arguments)
+        kernel_argument_types = tuple(a.type for a in native_arguments)
+        kernel_returns = native_signature.returns_type().cpp_type()
+        wrapper_arguments = ", ".join(a.defn() for a in dispatcher_arguments)
         if [a.type for a in dispatcher_arguments] == [a.type for a in native_arguments]:
             # Same types in the same order (no SymInt to narrow): pass the arguments through.
             # translate() would say the same, at a quarter of a generation's time for 858 ops.
