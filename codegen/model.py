@@ -75,9 +75,10 @@ class Declaration:
     def schema_error(self) -> str | None:
         return self._parsed[1]
 
-    @property
+    @functools.cached_property
     def op_name(self) -> str:
-        """The operator name as backend YAMLs spell it: `add.out`, `abs`."""
+        """The operator name as backend YAMLs spell it: `add.out`, `abs`. Kept once computed:
+        a generation asks ~20 times per op, and torchgen builds the string anew each time."""
         return str(self.name)
 
     @property

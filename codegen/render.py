@@ -20,6 +20,9 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        # Templates do not change during a run: without this, every one of a generation's ~1400
+        # renders would stat its template file to see whether to reload it.
+        auto_reload=False,
     )
 
 

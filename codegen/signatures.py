@@ -23,7 +23,7 @@ import torchgen
 from torchgen import local
 from torchgen.api import dispatcher
 from torchgen.api.translate import translate
-from torchgen.api.types import DispatcherSignature, NativeSignature
+from torchgen.api.types import Binding, DispatcherSignature, NativeSignature
 from torchgen.model import Argument, FunctionSchema
 
 import yaml
@@ -47,26 +47,38 @@ def _torchgen_flags(flags: tuple[bool, bool]) -> Iterator[None]:
         yield
 
 
+def _declaration_text(schema: FunctionSchema, arguments: list[Binding]) -> str:
+    parameters = ", ".join(a.no_default().decl() for a in arguments)
+    returns = dispatcher.returns_type(schema.returns).cpp_type()
+    return f"{returns} {dispatcher.name(schema)}({parameters})"
+
+
 def render_dispatcher_declaration(schema: FunctionSchema) -> str:
     """The declaration RegistrationDeclarations.h writes for `schema` (under the current flags)."""
-    arguments = ", ".join(a.no_default().decl() for a in dispatcher.arguments(schema))
-    returns = dispatcher.returns_type(schema.returns).cpp_type()
-    return f"{returns} {dispatcher.name(schema)}({arguments})"
+    return _declaration_text(schema, dispatcher.arguments(schema))
+
+
+def _rendering(declaration: Declaration) -> tuple[tuple[bool, bool] | None, list[Binding] | None]:
+    """`rendering_flags`, with the dispatcher arguments computed under the flags found (None
+    when the flags were decided without computing them), so a caller need not compute them
+    again."""
+    schema = declaration.require_schema()
+    arguments = schema.arguments.flat_all
+    if not any(a.is_write or a.type.is_list_like() for a in arguments):
+        # The flags only change how mutable tensors and tensor lists are spelled.
+        return _RENDERING_FLAGS[0], None
+    for flags in _RENDERING_FLAGS:
+        with _torchgen_flags(flags):
+            bindings = dispatcher.arguments(schema)
+            if _declaration_text(schema, bindings) == declaration.cpp_declaration:
+                return flags, bindings
+    return None, None
 
 
 def rendering_flags(declaration: Declaration) -> tuple[bool, bool] | None:
     """The torchgen flags under which the schema renders to the header's declaration, or None
     when no setting does (a header written by another torch release may spell types differently)."""
-    schema = declaration.require_schema()
-    arguments = schema.arguments.flat_all
-    if not any(a.is_write or a.type.is_list_like() for a in arguments):
-        # The flags only change how mutable tensors and tensor lists are spelled.
-        return _RENDERING_FLAGS[0]
-    for flags in _RENDERING_FLAGS:
-        with _torchgen_flags(flags):
-            if render_dispatcher_declaration(schema) == declaration.cpp_declaration:
-                return flags
-    return None
+    return _rendering(declaration)[0]
 
 
 # Ops that take tensors on two devices by design: copy_ calls them to move data between the host
@@ -205,12 +217,14 @@ def _guard_statements(
 
 def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendConfig) -> KernelBinding:
     schema = declaration.require_schema()
-    flags = rendering_flags(declaration) or _RENDERING_FLAGS[0]
+    found_flags, rendered_arguments = _rendering(declaration)
+    flags = found_flags or _RENDERING_FLAGS[0]
     with _torchgen_flags(flags):
         dispatcher_signature = DispatcherSignature.from_schema(schema)
         native_signature = NativeSignature(schema, symint=symint)
-        # Each arguments() call recomputes the C++ bindings from the schema: ask once.
-        dispatcher_arguments = dispatcher_signature.arguments()
+        # Each arguments() call recomputes the C++ bindings from the schema: ask once, and not
+        # at all when finding the flags already did.
+        dispatcher_arguments = rendered_arguments or dispatcher_signature.arguments()
         native_arguments = native_signature.arguments()
         kernel_name = dispatcher.name(schema) + ("_symint" if symint else "")
         kernel_arguments = ", ".join(a.no_default().defn() for a in native_arguments)

@@ -52,9 +52,9 @@ from .writer import Action, Plan
 JOURNAL_FORMAT = 1
 LOCK_WAIT_SECONDS = 10.0
 _MAX_JOURNAL_BYTES = 16 * 1024 * 1024
-# tempfile.mkstemp's random part: 8 characters of this alphabet.
+# The random part of a temporary file's name: 8 characters as tempfile.mkstemp picks them (this
+# version writes lowercase hex, a subset; earlier ones used mkstemp's whole alphabet).
 _TEMPORARY_SUFFIX = re.compile(r"[a-z0-9_]{8}")
-_TEMPORARY_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"
 _STAGING = "staging"
 
 STOP_AT_VARIABLE = "SCAFFOLD_BACKEND_TEST_STOP_AT"
@@ -246,7 +246,7 @@ def _stop_if(stop_at: str | None, point: str) -> None:
 def _temporary_beside(path: Path) -> Path:
     """A fresh name for `path`'s temporary file (what tempfile.mkstemp would pick), chosen before
     the file exists so the journal can name it first."""
-    suffix = "".join(secrets.choice(_TEMPORARY_ALPHABET) for _ in range(8))
+    suffix = secrets.token_hex(4)
     return path.parent / f".{path.name}.{suffix}"
 
 

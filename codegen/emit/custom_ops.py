@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torchgen.api.python import return_type_str_pyi
 from torchgen.model import FunctionSchema, SchemaKind
 
 from .. import ident
@@ -264,6 +263,10 @@ def _python_stub(head: str, returns: str, body: str) -> StubKernel:
 
 
 def _returns_annotation(schema: FunctionSchema) -> str:
+    # Imported here: torchgen.api.python pulls in torchgen.gen (~75 ms), which only backends
+    # with custom ops need.
+    from torchgen.api.python import return_type_str_pyi
+
     types = [return_type_str_pyi(r.type) for r in schema.returns]
     if not types:
         return "None"
