@@ -41,12 +41,22 @@ def display_paths(paths: Iterable[Path], root: Path) -> list[str]:
     """`display_path` of each of `paths`, resolving their directories once."""
     real_paths = RealPaths()
     real_root = os.path.realpath(root)
+    directories: dict[str, str] = {}  # real directory -> shown relative to the root
     shown = []
     for path in paths:
+        real = real_paths.real(path)
+        if real == real_root:
+            shown.append(os.curdir)
+            continue
+        directory, name = os.path.split(real)
         try:
-            shown.append(Path(os.path.relpath(real_paths.real(path), real_root)).as_posix())
+            if directory not in directories:
+                directories[directory] = Path(os.path.relpath(directory, real_root)).as_posix()
         except ValueError:  # another drive on Windows, as in display_path
             shown.append(path.name)
+            continue
+        relative = directories[directory]
+        shown.append(name if relative == os.curdir else f"{relative}/{name}")
     return shown
 
 

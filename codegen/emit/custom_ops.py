@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from torchgen.model import FunctionSchema, SchemaKind
 
 from .. import ident
-from ..kernel_file import STUB_MACROS, KernelFile, StubFileArguments, StubKernel, kernel_snippets, render_kernel_file
+from ..kernel_file import KernelFile, StubFileArguments, StubKernel, render_kernel_file
 from ..model import CustomOp
 from ..outputs import OutputFile, Owner
 from ..paths import CUSTOM_OPS_DIR
@@ -203,7 +203,6 @@ def _cpp_file(context: EmitContext, group: str, names: str, members: list[Custom
             Owner.USER,
         ),
         kernels=kernels,
-        snippets=kernel_snippets(kernels, (STUB_MACROS, "kernel_stub")),
         namespace_close=namespace_close,
         template_arguments=arguments,
         template=KERNEL_TEMPLATE,
@@ -248,7 +247,6 @@ def _python_file(context: EmitContext, group: str, names: str, members: list[Cus
             Owner.USER,
         ),
         kernels=kernels,
-        snippets=kernel_snippets(kernels, PYTHON_MACROS),
         namespace_close=PYTHON_CLOSING,
         template_arguments=template_arguments,
         template=PYTHON_TEMPLATE,
