@@ -32,7 +32,7 @@ from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .options import GenerateOptions
 from .outputs import JOURNAL_NAME, MANIFEST_NAME
 from .paths import CUSTOM_OPS_DIR, display_path
-from .resources import is_source_checkout, package_dir, templates_dir
+from .resources import is_source_checkout, package_dir, templates_dir, user_cache_dir
 
 _STAMP_FORMAT = 1
 
@@ -68,9 +68,8 @@ def _sha256_file(path: Path) -> str | None:
 
 
 def _stamp_path(out_dir: Path) -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     key = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:32]
-    return cache / "scaffold-backend" / "up-to-date" / f"{key}.json"
+    return user_cache_dir() / "up-to-date" / f"{key}.json"
 
 
 def record_current(options: GenerateOptions) -> None:
