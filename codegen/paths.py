@@ -16,6 +16,11 @@ def display_path(path: Path, root: Path) -> str:
         return path.name
 
 
+def is_inside(path: str, directory: str) -> bool:
+    """`path` is `directory` or lies below it; both normalised absolute path strings."""
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
 class RealPaths:
     """`os.path.realpath` for the many files of one run, resolving each directory once: the real
     path of `directory/name` is the real path of `directory` joined with `name` unless `name`

@@ -15,7 +15,7 @@ from .errors import OutputError, ProjectConfigError, SourceLocation
 from .inputs import find_installed_torch
 from .manifest import Manifest
 from .outputs import Layout
-from .paths import RealPaths
+from .paths import RealPaths, is_inside
 
 
 def _inside(path: Path, directory: Path) -> bool:
@@ -31,11 +31,6 @@ def is_confined(path: Path, directory: Path) -> bool:
     return _inside(_lexical(path), _lexical(directory)) and _inside(
         path.resolve(), directory.resolve()
     )
-
-
-def _string_inside(path: str, directory: str) -> bool:
-    """`_inside` for normalised absolute path strings."""
-    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 class Confinement:
@@ -54,10 +49,10 @@ class Confinement:
         lexical = os.path.normpath(os.path.abspath(path))
         real: str | None = None
         for lexical_root, real_root in self._roots:
-            if not _string_inside(lexical, lexical_root):
+            if not is_inside(lexical, lexical_root):
                 continue
             real = real if real is not None else self._real_paths.real(path)
-            if _string_inside(real, real_root):
+            if is_inside(real, real_root):
                 return True
         return False
 
