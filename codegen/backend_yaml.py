@@ -10,6 +10,7 @@ exist is checked later, against the declarations (selection.py).
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import keyword
 from collections.abc import Callable
@@ -24,6 +25,8 @@ from .custom_classes import parse_custom_classes
 from .errors import BackendYamlError, SourceLocation
 from .model import (
     TORCHGEN_PARSE_ERRORS,
+    AutocastEntry,
+    AutocastPolicy,
     BackendConfig,
     CustomOp,
     FallbackDefault,
@@ -45,11 +48,14 @@ TORCHGEN_KEYS = (
     "device_guard",
     "extra_headers",
 )
-OWN_KEYS = ("device", "fallback", "shards", "custom_ops", "custom_classes")
+OWN_KEYS = ("device", "fallback", "shards", "custom_ops", "custom_classes", "autocast")
 VALID_KEYS = TORCHGEN_KEYS + OWN_KEYS
 LAZY_TENSOR_KEYS = ("full_codegen", "non_native", "ir_gen")
 FALLBACK_KEYS = ("default", "mode", "warn_once", "never", "explicit")
 CUSTOM_OP_KEYS = ("schema", "autograd", "cpu")
+AUTOCAST_KEYS = tuple(policy.value for policy in AutocastPolicy)
+# The runtime registers autocast for this key only (ATen's KERNEL_PRIVATEUSEONE lists).
+AUTOCAST_BACKEND = "PrivateUse1"
 # Dispatch keys that exist for backends living outside PyTorch: the PrivateUse keys, and the keys
 # PyTorch reserves for out-of-tree projects that torchgen's gen_backend_stubs serves (torch_xla,
 # Habana, ...).
@@ -291,6 +297,18 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
             reader.check_name(custom_key, ident.custom_op_namespace_issue(device, f"torch_{device}"))
         _check_custom_op_names(custom_ops)
 
+    autocast: tuple[AutocastEntry, ...] = ()
+    if "autocast" in entries:
+        autocast_key, autocast_node = entries["autocast"]
+        autocast = _autocast(reader, autocast_node)
+        if autocast and backend != AUTOCAST_BACKEND:
+            raise reader.error(
+                autocast_key,
+                f"'autocast' extends the autocast lists of {AUTOCAST_BACKEND} (AutocastPrivateUse1); "
+                f"the backend is {backend}",
+                hint="remove the 'autocast' section, or register AutocastPrivateUse1 kernels yourself",
+            )
+
     return BackendConfig(
         location=SourceLocation(display_path),
         sha256=hashlib.sha256(text.encode()).hexdigest(),
@@ -311,7 +329,29 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
             parse_custom_classes(reader, entries["custom_classes"][1]) if "custom_classes" in entries else ()
         ),
         custom_ops=custom_ops,
+        autocast=autocast,
     )
+
+
+def _autocast(reader: _Reader, node: yaml.Node) -> tuple[AutocastEntry, ...]:
+    """`autocast: {lower_precision_fp: [...], fp32: [...], promote: [...]}`: ops added to
+    PyTorch's lists. Whether they exist, are functional and are not on PyTorch's lists already is
+    checked against the declarations (selection.py)."""
+    if isinstance(node, yaml.ScalarNode) and node.tag == _NULL_TAG:
+        return ()
+    entries = reader.mapping(node, "'autocast'", AUTOCAST_KEYS)
+    found: list[AutocastEntry] = []
+    for policy in AutocastPolicy:
+        if policy.value not in entries:
+            continue
+        what = f"'autocast.{policy.value}'"
+        ops = reader.sequence(entries[policy.value][1], what, functools.partial(_op_entry, reader, what=what))
+        found += [AutocastEntry(op=op, policy=policy) for op in ops]
+    return tuple(found)
+
+
+def _op_entry(reader: _Reader, node: yaml.Node, *, what: str) -> OpEntry:
+    return reader.op_entry(node, what)
 
 
 def _custom_op(reader: _Reader, node: yaml.Node, namespace: str) -> CustomOp:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import kernel_text, safety, transaction
 from .backend_yaml import default_backend_config
+from .emit.autocast import emit_autocast_registration
 from .emit.cmake import emit_sources_cmake
 from .emit.context import EmitContext, build_context
 from .emit.custom_classes import custom_class_scaffolds, emit_custom_class_registration
@@ -106,6 +107,7 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
         *emit_declarations(context),
         *emit_registration_shards(context),
         *emit_autograd_registration(context),
+        *emit_autocast_registration(context),
         *emit_fallback(context),
         *emit_custom_class_registration(context),
         *emit_custom_op_files(context),

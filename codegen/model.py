@@ -291,6 +291,26 @@ class OpEntry:
     location: SourceLocation = field(compare=False)
 
 
+class AutocastPolicy(enum.Enum):
+    """How torch.autocast treats an op's floating-point tensor arguments: ATen's CastPolicy
+    values, under the names PyTorch's lists (ATen/autocast_mode.h) use."""
+
+    LOWER_PRECISION_FP = "lower_precision_fp"
+    """Cast to the autocast dtype (bfloat16, float16) and run there."""
+    FP32 = "fp32"
+    """Cast to float32 and run there."""
+    PROMOTE = "promote"
+    """Cast to the widest floating type among the arguments."""
+
+
+@dataclass(frozen=True)
+class AutocastEntry:
+    """An op the YAML's `autocast:` section adds to one of the autocast lists."""
+
+    op: OpEntry
+    policy: AutocastPolicy
+
+
 @dataclass(frozen=True)
 class FallbackPolicy:
     default: FallbackDefault = FallbackDefault.CPU
@@ -333,6 +353,7 @@ class CustomOp:
         return str(self.schema.name.name)
 
 
+
 @dataclass(frozen=True)
 class BackendConfig:
     """A parsed backend YAML: torchgen's gen_backend_stubs keys plus scaffold-backend's own."""
@@ -359,6 +380,9 @@ class BackendConfig:
     """The `custom_classes:` section (custom_classes.py)."""
     custom_ops: tuple[CustomOp, ...] = ()
     """Operators the backend defines in its own namespace (the `custom_ops` section)."""
+    autocast: tuple[AutocastEntry, ...] = ()
+    """Ops added to PyTorch's autocast lists for the device (the `autocast:` section), in the
+    YAML's order."""
 
     @property
     def display_path(self) -> str:

@@ -11,6 +11,7 @@ set(SCAFFOLD_GENERATED_DIR "${CMAKE_CURRENT_LIST_DIR}")
 set(SCAFFOLD_GENERATED_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/CustomOpDefinitions.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/PrivateUse1Fallback.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/RegisterAutocastPrivateUse1.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterAutogradPrivateUse1.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterCustomClasses.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterCustomOps.cpp"
