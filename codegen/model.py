@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from torchgen.model import FunctionSchema, OperatorName
+from torchgen.model import CustomClassType, FunctionSchema, OperatorName
 
 from .errors import DeclarationsError, SourceLocation
 from .raising_defaults import RAISING_DEFAULT_KERNELS
@@ -352,6 +352,10 @@ class CustomOp:
         """The user's files for the op: its base name, shared by its overloads."""
         return str(self.schema.name.name)
 
+    @property
+    def takes_class(self) -> bool:
+        """The op takes one of the backend's custom classes (`__torch__.torch.classes.<ns>.<C>`)."""
+        return any(isinstance(argument.type, CustomClassType) for argument in self.schema.arguments.flat_all)
 
 
 @dataclass(frozen=True)
