@@ -22,10 +22,10 @@ from pathlib import Path
 
 from .backend_yaml import parse_backend_yaml
 from .core_ops import CORE_OPS, fill_core_kernels
-from .errors import ProjectConfigError, SourceLocation
 from .emit.custom_classes import custom_class_scaffolds
-from .init_examples import filled_example_files
+from .errors import ProjectConfigError, SourceLocation
 from .generate import run
+from .init_examples import filled_example_files
 from .init_files import (
     REFERENCE_BACKEND_LAYOUT,
     ProjectLayout,

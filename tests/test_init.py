@@ -165,7 +165,8 @@ def test_new_project_shape(tmp_path: Path) -> None:
     assert b"## Custom ops" in files["README.md"] and b"def test_custom_op_opcheck" in files["tests/test_bar.py"]
     # The example custom class and the op that takes it: declared, filled in, tested.
     assert list(config["custom_classes"]) == ["TensorQueue"]
-    assert config["custom_ops"][1:] == [{"schema": "for_each_add_(__torch__.torch.classes.bar.TensorQueue tq, Tensor inc) -> ()"}]
+    class_op = "for_each_add_(__torch__.torch.classes.bar.TensorQueue tq, Tensor inc) -> ()"
+    assert config["custom_ops"][1:] == [{"schema": class_op}]
     for name in ("custom_classes/tensor_queue.h", "custom_classes/tensor_queue.cpp", "custom_classes/tensor_queue.py",
                  "custom_ops/for_each_add_.cpp", "custom_ops/for_each_add_.py"):
         assert b"NotImplemented" not in files[f"kernels/{name}"], name
