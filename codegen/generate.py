@@ -49,6 +49,8 @@ class GenerateResult:
     the declarations changed since the last run and PyTorch renamed their parameters only."""
     edited: tuple[Path, ...] = ()
     """Under --check: generated files edited by hand (or not written by scaffold-backend)."""
+    class_scaffolds: tuple[OutputFile, ...] = ()
+    """The custom classes' user files as the generator scaffolds them (created only when missing)."""
 
     @property
     def selection(self) -> Selection:
@@ -162,7 +164,9 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
     ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)
     plan = Plan(tuple(kernel_changes + ordered))
     edited = tuple(hand_edited(generated_changes, previous, layout)) if check else ()
-    return GenerateResult(context, tuple(kernel_files), plan, merges, tuple(orphaned), kept_names, edited)
+    return GenerateResult(
+        context, tuple(kernel_files), plan, merges, tuple(orphaned), kept_names, edited, tuple(scaffolds)
+    )
 
 
 def _keeping_user_parameter_names(

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from .backend_yaml import parse_backend_yaml
 from .core_ops import CORE_OPS, fill_core_kernels
-from .emit.custom_classes import custom_class_scaffolds
 from .errors import ProjectConfigError, SourceLocation
 from .generate import run
 from .init_examples import filled_example_files
@@ -138,7 +137,7 @@ def _stage(names: ProjectNames, backend_yaml: str, staging: Path, target: Path) 
             shown = target / kernel.output.path.relative_to(staging)
             write_atomically(kernel.output.path, filled, shown=str(shown))
     # The examples (the custom op, the custom class and the op that takes it) get working code too.
-    fresh = [kernel.output for kernel in result.kernel_files] + custom_class_scaffolds(result.context)
+    fresh = [kernel.output for kernel in result.kernel_files] + list(result.class_scaffolds)
     example = filled_example_files(fresh, options.kernels_dir, result.context.config, names.package)
     for path, content in example.items():
         write_atomically(path, content, shown=str(target / path.relative_to(staging)))
