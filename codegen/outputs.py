@@ -75,6 +75,11 @@ def autograd_registration_name(autograd_key: str) -> str:
     return f"Register{autograd_key}.cpp"
 
 
+def autocast_registration_name(dispatch_key: str) -> str:
+    """The registration of the YAML's additions to the autocast lists."""
+    return f"RegisterAutocast{dispatch_key}.cpp"
+
+
 def fallback_file_name(dispatch_key: str) -> str:
     return f"{dispatch_key}Fallback.cpp"
 
