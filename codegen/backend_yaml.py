@@ -574,26 +574,28 @@ def _header(reader: _Reader, node: yaml.Node) -> str:
     return header
 
 
+_Choice = TypeVar("_Choice", FallbackDefault, FallbackMode)
+
+
+def _fallback_choice(
+    reader: _Reader, entries: dict[str, tuple[yaml.Node, yaml.Node]], key: str, default: _Choice
+) -> _Choice:
+    """`fallback.<key>`, one of the values of `default`'s enum; `default` when absent."""
+    if key not in entries:
+        return default
+    node = entries[key][1]
+    what = f"'fallback.{key}'"
+    value = reader.string(node, what)
+    choices = [choice.value for choice in type(default)]
+    if value not in choices:
+        raise reader.error(node, f"{what} must be one of {choices}, got '{value}'")
+    return type(default)(value)
+
+
 def _fallback_policy(reader: _Reader, node: yaml.Node) -> FallbackPolicy:
     entries = reader.mapping(node, "'fallback'", FALLBACK_KEYS)
-    default = FallbackDefault.CPU
-    if "default" in entries:
-        default_node = entries["default"][1]
-        value = reader.string(default_node, "'fallback.default'")
-        choices = [choice.value for choice in FallbackDefault]
-        if value not in choices:
-            raise reader.error(
-                default_node, f"'fallback.default' must be one of {choices}, got '{value}'"
-            )
-        default = FallbackDefault(value)
-    mode = FallbackMode.COPY
-    if "mode" in entries:
-        mode_node = entries["mode"][1]
-        value = reader.string(mode_node, "'fallback.mode'")
-        modes = [choice.value for choice in FallbackMode]
-        if value not in modes:
-            raise reader.error(mode_node, f"'fallback.mode' must be one of {modes}, got '{value}'")
-        mode = FallbackMode(value)
+    default = _fallback_choice(reader, entries, "default", FallbackDefault.CPU)
+    mode = _fallback_choice(reader, entries, "mode", FallbackMode.COPY)
 
     def op_list(key: str) -> tuple[OpEntry, ...]:
         if key not in entries:
