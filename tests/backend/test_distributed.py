@@ -125,23 +125,11 @@ def test_ddp_matches_single_process_training() -> None:
     assert_all_ok(launch("ddp", 2), "ddp")
 
 
-# FSDP2 all-gathers its shards with allgather_into_tensor_coalesced, which the Gloo of torch 2.11
-# lacks and fooccl therefore refuses (a clear NotImplementedError). Strict: once fooccl emulates it,
-# this marker must go.
-FSDP2_NEEDS_COALESCED_ALLGATHER = pytest.mark.xfail(
-    torch.torch_version.TorchVersion(torch.__version__) < (2, 12),
-    reason="torch 2.11's Gloo has no allgather_into_tensor_coalesced, which FSDP2 calls",
-    strict=True,
-)
-
-
-@FSDP2_NEEDS_COALESCED_ALLGATHER
 def test_fsdp_matches_single_process_training() -> None:
     assert_all_ok(launch("fsdp", 2), "fsdp")
 
 
 @pytest.mark.slow
-@FSDP2_NEEDS_COALESCED_ALLGATHER
 def test_fsdp_3_ranks_staging() -> None:
     assert_all_ok(launch("fsdp", 3, memory="staging"), "fsdp")
 

@@ -313,7 +313,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "allreduce_coalesced",
             s,
-            functools.partial(self._engine.allreduce_coalesced, 
+            functools.partial(self._engine.allreduce_coalesced,
                 [s.inout(t) for t in tensors], engine_opts
             ),
             tensors,
@@ -405,13 +405,13 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         opts = opts if opts is not None else dist.AllgatherOptions()
         method = _first_method(self._engine, _COALESCED_ALLGATHER_NAMES)
         if method is None:
-            raise _unsupported("allgather_into_tensor_coalesced", self.device_name)
+            method = _one_by_one(self._engine._allgather_base)
         s = self._staged()
         return self._run(
             "allgather_into_tensor_coalesced",
             s,
-            functools.partial(method, 
-                [s.output(t) for t in outputs], [s.input(t) for t in inputs], opts
+            functools.partial(
+                method, [s.output(t) for t in outputs], [s.input(t) for t in inputs], opts
             ),
             outputs,
         )
@@ -432,7 +432,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "reduce_scatter",
             s,
-            functools.partial(self._engine.reduce_scatter, 
+            functools.partial(self._engine.reduce_scatter,
                 [s.output(t) for t in outputs],
                 [[s.input(t) for t in ins] for ins in input_lists],
                 engine_opts,
@@ -452,7 +452,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "reduce_scatter_tensor",
             s,
-            functools.partial(self._engine._reduce_scatter_base, 
+            functools.partial(self._engine._reduce_scatter_base,
                 s.output(output), s.input(input), engine_opts
             ),
             [output],
@@ -470,13 +470,13 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         )
         method = _first_method(self._engine, _COALESCED_REDUCE_SCATTER_NAMES)
         if method is None:
-            raise _unsupported("reduce_scatter_tensor_coalesced", self.device_name)
+            method = _one_by_one(self._engine._reduce_scatter_base)
         s = self._staged()
         return self._run(
             "reduce_scatter_tensor_coalesced",
             s,
-            functools.partial(method, 
-                [s.output(t) for t in outputs], [s.input(t) for t in inputs], engine_opts
+            functools.partial(
+                method, [s.output(t) for t in outputs], [s.input(t) for t in inputs], engine_opts
             ),
             outputs,
             after,
@@ -497,7 +497,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "all_to_all_single",
             s,
-            functools.partial(self._engine.alltoall_base, 
+            functools.partial(self._engine.alltoall_base,
                 s.output(output), s.input(input), output_split_sizes, input_split_sizes, opts
             ),
             [output],
@@ -521,7 +521,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         input_splits = [t.numel() for t in inputs]
 
         def unpack() -> None:
-            for out, part in zip(outputs, packed_output.split(output_splits)):
+            for out, part in zip(outputs, packed_output.split(output_splits), strict=True):
                 out.copy_(part.view(out.shape))
 
         s = self._staged()
@@ -529,7 +529,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "all_to_all",
             s,
-            functools.partial(self._engine.alltoall_base, 
+            functools.partial(self._engine.alltoall_base,
                 s.output(packed_output), s.input(packed_input), output_splits, input_splits, opts
             ),
             outputs,
@@ -547,7 +547,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "gather",
             s,
-            functools.partial(self._engine.gather, 
+            functools.partial(self._engine.gather,
                 [[s.output(t) for t in outs] for outs in output_lists],
                 [s.input(t) for t in inputs],
                 opts,
@@ -566,7 +566,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "scatter",
             s,
-            functools.partial(self._engine.scatter, 
+            functools.partial(self._engine.scatter,
                 [s.output(t) for t in outputs],
                 [[s.input(t) for t in ins] for ins in input_lists],
                 opts,
@@ -650,25 +650,52 @@ def _first_method(obj: Any, names: Sequence[str]) -> Callable[..., Any] | None:
     return None
 
 
-def _when_done(work: Any, callback: Callable[[torch.futures.Future[Any]], None]) -> None:
-    """Run ``callback(future)`` once ``work`` completes. Gloo gives most works a future; for the
-    few it does not (list reduce_scatter, send, recv), a thread waits on the work."""
+def _one_by_one(
+    single: Callable[[torch.Tensor, torch.Tensor, Any], Any],
+) -> Callable[[list[torch.Tensor], list[torch.Tensor], Any], _FutureWork]:
+    """The coalesced form of a collective for an engine that lacks it (Gloo before torch 2.12
+    has neither allgather_into_tensor_coalesced nor reduce_scatter_tensor_coalesced, and FSDP2
+    calls both): one call of ``single`` per output/input pair. Every rank issues the same calls
+    in the same order, which is all the engine needs to match them; the work completes when the
+    last one has, and fails with the first error."""
+
+    def coalesced(outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any) -> _FutureWork:
+        if len(outputs) != len(inputs):
+            raise ValueError(
+                f"coalesced collective: {len(outputs)} outputs for {len(inputs)} inputs"
+            )
+        futures = [_future_of(single(out, inp, opts)) for out, inp in zip(outputs, inputs, strict=True)]
+
+        def all_succeeded(done: torch.futures.Future[list[torch.futures.Future[Any]]]) -> None:
+            for future in done.value():
+                future.value()  # raises that collective's error
+
+        return _FutureWork(torch.futures.collect_all(futures).then(all_succeeded))
+
+    return coalesced
+
+
+def _future_of(work: Any) -> torch.futures.Future[Any]:
+    """A future that completes with ``work``. Gloo gives most works one; for the few it does not
+    (list reduce_scatter, send, recv), a thread waits on the work."""
     try:
-        engine_future = work.get_future()
+        return work.get_future()  # type: ignore[no-any-return]
     except RuntimeError:  # "Work::getFuture not implemented"
         pass
-    else:
-        engine_future.add_done_callback(callback)
-        return
+    future: torch.futures.Future[Any] = torch.futures.Future()
 
     def wait() -> None:
-        future: torch.futures.Future[None] = torch.futures.Future()
         try:
             work.wait()
-        except Exception as error:  # noqa: BLE001 -- handed to the callback
+        except Exception as error:  # noqa: BLE001 -- handed to the future
             future.set_exception(error)
         else:
             future.set_result(None)
-        callback(future)
 
     threading.Thread(target=wait, name="collective-completion", daemon=True).start()
+    return future
+
+
+def _when_done(work: Any, callback: Callable[[torch.futures.Future[Any]], None]) -> None:
+    """Run ``callback(future)`` once ``work`` completes."""
+    _future_of(work).add_done_callback(callback)
