@@ -43,10 +43,13 @@ library gets the device tensors themselves. See the project README.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
+import os
+import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -190,23 +193,78 @@ class _Staged:
 
 
 class _FutureWork(dist.Work):
-    """The Work of a collective, over its future. ``wait()`` raises the collective's error (the
-    work c10d builds from a bare future would not) and, through the future's devices, makes the
-    current stream wait for the results."""
+    """The Work of a collective, over its future.
 
-    def __init__(self, future: torch.futures.Future[list[torch.Tensor]]) -> None:
+    ``wait()`` does what NCCL's does: it makes the current stream of every device the collective
+    touches wait for the collective (a stream gate, see runtime/csrc/stream_gate.h) and returns
+    at once; the host blocks only where it reads results (``.cpu()``, ``.item()``,
+    ``synchronize()``). Without devices (CPU tensors, or an engine-level work) it blocks, as
+    Gloo's does. A collective that has already failed raises from ``wait()``; one that fails
+    after its ``wait()`` returned aborts the process, as NCCL's asynchronous error handling does
+    by default (``TORCH_NCCL_ASYNC_ERROR_HANDLING=3``): the gated streams would otherwise go on
+    computing with data the collective never delivered."""
+
+    def __init__(
+        self,
+        future: torch.futures.Future[Any],
+        devices: Sequence[torch.device] = (),
+        what: str = "collective",
+    ) -> None:
         super().__init__()
         self._future = future
+        self._devices = list(devices)
+        self._what = what
 
     def wait(self, timeout: datetime.timedelta | None = None) -> bool:
-        self._future.wait()  # raises the collective's error
+        if not self._devices or self._future.done():
+            self._future.wait()  # raises the collective's error
+            return True
+        from . import _C  # the package's runtime module, whatever the package is named
+
+        gate = _C._stream_gate()
+        # Open first if it is already done: in launch-blocking mode the enqueue below waits
+        # for the gate to open.
+        self._future.add_done_callback(functools.partial(_open_gate, gate, self._what))
+        for device in self._devices:
+            stream = torch.accelerator.current_stream(device)
+            _C._gate_enqueue_wait(gate, stream.device_index, stream.stream_id)
         return True
 
-    def get_future(self) -> torch.futures.Future[list[torch.Tensor]]:
+    def get_future(self) -> torch.futures.Future[Any]:
         return self._future
 
     def is_completed(self) -> bool:
         return self._future.done()
+
+
+def _open_gate(gate: Any, what: str, future: torch.futures.Future[Any]) -> None:
+    """Let the streams a Work.wait() gated go on; on failure, abort (see _FutureWork)."""
+    from . import _C
+
+    try:
+        future.value()
+    except Exception as error:  # noqa: BLE001 -- reported, then the process ends
+        sys.stderr.write(
+            f"{error}\nThe failure came after {what}'s Work.wait() returned: aborting the "
+            "process, as NCCL's asynchronous error handling does; the device streams that "
+            "waited for it would go on with data it never delivered.\n"
+        )
+        sys.stderr.flush()
+        os.abort()
+    _C._gate_open(gate)
+
+
+@contextlib.contextmanager
+def _current_streams(streams: Sequence[torch.Stream]) -> Iterator[None]:
+    """Make ``streams`` current on their devices for the calling thread, for the block."""
+    previous = [torch.accelerator.current_stream(s.device) for s in streams]
+    for stream in streams:
+        torch.accelerator.set_stream(stream)
+    try:
+        yield
+    finally:
+        for stream in previous:
+            torch.accelerator.set_stream(stream)
 
 
 def _unsupported(op: str, device_name: str, why: str = "") -> NotImplementedError:
@@ -234,6 +292,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         self.device_name = device_name
         self.memory_mode = _memory_mode(device_name)
         self._engine = _engine(store, rank, size, timeout)
+        self._completion_streams: dict[torch.device, torch.Stream] = {}
         # c10d looks up a group's per-device backend for capabilities (batch_isend_irecv asks
         # `supports_coalescing`, for instance): answer with the engine. Collectives still come
         # here first: Python callers and C++ callers (DDP's reducer) both reach the methods below.
@@ -273,22 +332,34 @@ class CollectiveProcessGroup(dist.ProcessGroup):
             return engine_work  # CPU tensors, nothing to finish: Gloo's work as it is
         result_list = list(results)
         future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future(devices=devices)
+        # Device work after the engine (copies back, AVG's division) runs on the group's own
+        # streams: the current streams may be gated on this very collective (Work.wait()).
+        streams = [self._completion_stream(device) for device in devices]
 
         def done(engine_future: torch.futures.Future[Any]) -> None:
-            try:
-                engine_future.value()  # raises the engine's error, e.g. a peer that died
-                staged.finish()
-                if after is not None:
-                    after()
-            except Exception as error:  # noqa: BLE001 -- handed to whoever waits
-                future.set_exception(
-                    RuntimeError(f"{self.getBackendName()} {op} failed: {error}")
-                )
-                return
-            future.set_result(result_list)
+            with _current_streams(streams):
+                try:
+                    engine_future.value()  # raises the engine's error, e.g. a peer that died
+                    staged.finish()
+                    if after is not None:
+                        after()
+                    for stream in streams:  # done before the gated streams go on
+                        stream.synchronize()
+                except Exception as error:  # noqa: BLE001 -- handed to whoever waits
+                    future.set_exception(
+                        RuntimeError(f"{self.getBackendName()} {op} failed: {error}")
+                    )
+                    return
+                future.set_result(result_list)
 
         _when_done(engine_work, done)
-        return _FutureWork(future)
+        return _FutureWork(future, devices, f"{self.getBackendName()} {op}")
+
+    def _completion_stream(self, device: torch.device) -> torch.Stream:
+        stream = self._completion_streams.get(device)
+        if stream is None:
+            stream = self._completion_streams[device] = torch.Stream(device=device)
+        return stream
 
     # --- collectives ---------------------------------------------------------------------------
 
