@@ -25,7 +25,6 @@
 #include "registration.h"
 #include "status.h"
 #include "stream.h"
-#include "stream_gate.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -163,68 +162,6 @@ PyObject* py_pause_stream_for_testing(PyObject*, PyObject* args) {
         paused != 0);
     Py_RETURN_NONE;
   });
-}
-
-// Stream gates (stream_gate.h) for the process group: _stream_gate() -> gate,
-// _gate_enqueue_wait(gate, device, stream_id), _gate_open(gate). A gate is a
-// capsule; dropping the last reference opens it.
-// Releases the GIL for a scope, and takes it back even if the scope throws.
-struct GilReleased {
-  GilReleased() : saved(PyEval_SaveThread()) {}
-  ~GilReleased() {
-    PyEval_RestoreThread(saved);
-  }
-  GilReleased(const GilReleased&) = delete;
-  GilReleased& operator=(const GilReleased&) = delete;
-  PyThreadState* saved;
-};
-
-constexpr const char* kGateCapsule = "scaffold_runtime.StreamGate";
-
-void destroy_gate(PyObject* capsule) {
-  delete static_cast<StreamGate*>(PyCapsule_GetPointer(capsule, kGateCapsule));
-}
-
-PyObject* py_stream_gate(PyObject*, PyObject*) {
-  return guarded([] { return PyCapsule_New(new StreamGate(), kGateCapsule, &destroy_gate); });
-}
-
-PyObject* py_gate_enqueue_wait(PyObject*, PyObject* args) {
-  PyObject* capsule = nullptr;
-  int device = 0;
-  long long id = 0;
-  if (!PyArg_ParseTuple(args, "OiL", &capsule, &device, &id)) {
-    return nullptr;
-  }
-  auto* gate = static_cast<StreamGate*>(PyCapsule_GetPointer(capsule, kGateCapsule));
-  if (gate == nullptr) {
-    return nullptr;
-  }
-  return guarded([&] {
-    const auto index = static_cast<c10::DeviceIndex>(device);
-    check_device_index(index);
-    const c10::Stream stream(c10::Stream::UNSAFE, make_device(index), static_cast<c10::StreamId>(id));
-    // Without the GIL: in launch-blocking mode this waits for open(), which
-    // the engine's completion callback (Python) calls.
-    {
-      const GilReleased no_gil;
-      gate->enqueue_wait(stream);
-    }
-    Py_RETURN_NONE;
-  });
-}
-
-PyObject* py_gate_open(PyObject*, PyObject* args) {
-  PyObject* capsule = nullptr;
-  if (!PyArg_ParseTuple(args, "O", &capsule)) {
-    return nullptr;
-  }
-  auto* gate = static_cast<StreamGate*>(PyCapsule_GetPointer(capsule, kGateCapsule));
-  if (gate == nullptr) {
-    return nullptr;
-  }
-  gate->open();
-  Py_RETURN_NONE;
 }
 
 PyObject* py_launch_blocking(PyObject*, PyObject*) {
@@ -403,9 +340,6 @@ PyMethodDef methods[] = {
     {"get_device_properties", py_get_device_properties, METH_VARARGS, "get_device_properties(index=-1) -> (name, total_memory, major, minor, multiprocessors)"},
     {"launch_blocking", py_launch_blocking, METH_NOARGS, "True when SCAFFOLD_LAUNCH_BLOCKING=1 (every stream runs synchronously)."},
     {"_pause_stream_for_testing", py_pause_stream_for_testing, METH_VARARGS, "_pause_stream_for_testing(device, stream_id, paused): tests only."},
-    {"_stream_gate", py_stream_gate, METH_NOARGS, "_stream_gate() -> gate: see stream_gate.h."},
-    {"_gate_enqueue_wait", py_gate_enqueue_wait, METH_VARARGS, "_gate_enqueue_wait(gate, device, stream_id): the stream waits until the gate opens."},
-    {"_gate_open", py_gate_open, METH_VARARGS, "_gate_open(gate)"},
     {"manual_seed", py_manual_seed, METH_VARARGS, "manual_seed(index, seed)"},
     {"seed", py_seed, METH_VARARGS, "seed(index=-1) -> int: non-deterministic reseed."},
     {"initial_seed", py_initial_seed, METH_VARARGS, "initial_seed(index=-1) -> int"},

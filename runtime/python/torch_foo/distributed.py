@@ -46,8 +46,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
-import os
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -195,39 +193,38 @@ class _Staged:
 class _FutureWork(dist.Work):
     """The Work of a collective, over its future.
 
-    ``wait()`` does what NCCL's does: it makes the current stream of every device the collective
-    touches wait for the collective (a stream gate, see runtime/csrc/stream_gate.h) and returns
-    at once; the host blocks only where it reads results (``.cpu()``, ``.item()``,
-    ``synchronize()``). Without devices (CPU tensors, or an engine-level work) it blocks, as
-    Gloo's does. A collective that has already failed raises from ``wait()``; one that fails
-    after its ``wait()`` returned aborts the process, as NCCL's asynchronous error handling does
-    by default (``TORCH_NCCL_ASYNC_ERROR_HANDLING=3``): the gated streams would otherwise go on
-    computing with data the collective never delivered."""
+    ``wait()`` does what NCCL's does where it can: when the engine's own work delivers the
+    results (nothing left to do after it, such as AVG's division or a staging copy), it makes
+    the current stream of every device involved wait for that work on the device side
+    (``scaffold_runtime.stream_wait_work``, runtime/csrc/stream_wait_work_op.cpp) and returns at
+    once; the host blocks only where it reads results (``.cpu()``, ``.item()``,
+    ``synchronize()``). A collective that fails after that aborts the process, as NCCL's
+    asynchronous error handling does. Otherwise ``wait()`` blocks until the results are in
+    place, and raises the collective's error."""
 
     def __init__(
         self,
         future: torch.futures.Future[Any],
         devices: Sequence[torch.device] = (),
         what: str = "collective",
+        engine_work: dist.Work | None = None,
     ) -> None:
         super().__init__()
         self._future = future
         self._devices = list(devices)
         self._what = what
+        self._engine_work = engine_work
 
     def wait(self, timeout: datetime.timedelta | None = None) -> bool:
-        if not self._devices or self._future.done():
+        if self._engine_work is None or not self._devices or self._future.done():
             self._future.wait()  # raises the collective's error
             return True
-        from . import _C  # the package's runtime module, whatever the package is named
-
-        gate = _C._stream_gate()
-        # Open first if it is already done: in launch-blocking mode the enqueue below waits
-        # for the gate to open.
-        self._future.add_done_callback(functools.partial(_open_gate, gate, self._what))
+        boxed = self._engine_work.boxed()
         for device in self._devices:
             stream = torch.accelerator.current_stream(device)
-            _C._gate_enqueue_wait(gate, stream.device_index, stream.stream_id)
+            torch.ops.scaffold_runtime.stream_wait_work(
+                boxed, stream.device_index, stream.stream_id, self._what
+            )
         return True
 
     def get_future(self) -> torch.futures.Future[Any]:
@@ -235,23 +232,6 @@ class _FutureWork(dist.Work):
 
     def is_completed(self) -> bool:
         return self._future.done()
-
-
-def _open_gate(gate: Any, what: str, future: torch.futures.Future[Any]) -> None:
-    """Let the streams a Work.wait() gated go on; on failure, abort (see _FutureWork)."""
-    from . import _C
-
-    try:
-        future.value()
-    except Exception as error:  # noqa: BLE001 -- reported, then the process ends
-        sys.stderr.write(
-            f"{error}\nThe failure came after {what}'s Work.wait() returned: aborting the "
-            "process, as NCCL's asynchronous error handling does; the device streams that "
-            "waited for it would go on with data it never delivered.\n"
-        )
-        sys.stderr.flush()
-        os.abort()
-    _C._gate_open(gate)
 
 
 @contextlib.contextmanager
@@ -333,7 +313,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         result_list = list(results)
         future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future(devices=devices)
         # Device work after the engine (copies back, AVG's division) runs on the group's own
-        # streams: the current streams may be gated on this very collective (Work.wait()).
+        # streams, not behind whatever the current streams wait for (other collectives).
         streams = [self._completion_stream(device) for device in devices]
 
         def done(engine_future: torch.futures.Future[Any]) -> None:
@@ -352,8 +332,20 @@ class CollectiveProcessGroup(dist.ProcessGroup):
                     return
                 future.set_result(result_list)
 
+        # The engine's work alone delivers the results when nothing runs after it: then a
+        # wait() can hand it to the device streams instead of blocking the host, if the work
+        # may be waited on again (it has its own future). A _FutureWork (coalesced collectives
+        # emulated one by one) completes in Python: it cannot.
+        delivers = (
+            after is None
+            and not staged.copy_back
+            and not isinstance(engine_work, _FutureWork)
+            and _own_future(engine_work) is not None
+        )
         _when_done(engine_work, done)
-        return _FutureWork(future, devices, f"{self.getBackendName()} {op}")
+        return _FutureWork(
+            future, devices, f"{self.getBackendName()} {op}", engine_work if delivers else None
+        )
 
     def _completion_stream(self, device: torch.device) -> torch.Stream:
         stream = self._completion_streams.get(device)
@@ -746,13 +738,21 @@ def _one_by_one(
     return coalesced
 
 
-def _future_of(work: Any) -> torch.futures.Future[Any]:
-    """A future that completes with ``work``. Gloo gives most works one; for the few it does not
-    (list reduce_scatter, send, recv), a thread waits on the work."""
+def _own_future(work: Any) -> torch.futures.Future[Any] | None:
+    """The future of an engine's work, if it has one (Gloo's list reduce_scatter, send and recv
+    have none)."""
     try:
         return work.get_future()  # type: ignore[no-any-return]
     except RuntimeError:  # "Work::getFuture not implemented"
-        pass
+        return None
+
+
+def _future_of(work: Any) -> torch.futures.Future[Any]:
+    """A future that completes with ``work``: its own, or one set by a thread that waits on the
+    work (which is then that work's one waiter: a Gloo send or recv cannot be waited on twice)."""
+    own = _own_future(work)
+    if own is not None:
+        return own
     future: torch.futures.Future[Any] = torch.futures.Future()
 
     def wait() -> None:
