@@ -1,6 +1,7 @@
 #include "functional_ops.h"
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 #include "core_ops.h"
 #include "memory_access.h"
+#include "stream.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -73,8 +75,60 @@ bool broadcast_into(at::DimVector& shape, at::IntArrayRef sizes) {
 // changed under it: it is dropped like any host view), and taking it back
 // drops its reference to the device storage at once, as destroying it would.
 
-constexpr size_t kMaxRecycledViews = 8;
-thread_local std::vector<c10::intrusive_ptr<c10::TensorImpl>> t_recycled_views;
+//
+// Views are made on the calling thread and, for launched work, released on
+// the stream's worker thread. Each thread keeps a small cache; a thread whose
+// cache overflows (a worker) hands half of it to a shared pool, and a thread
+// whose cache runs dry (a caller) takes a batch from there: one lock per
+// batch of views, not per view.
+
+constexpr size_t kThreadCacheViews = 32;
+constexpr size_t kSharedPoolViews = 256;
+
+using ViewImpl = c10::intrusive_ptr<c10::TensorImpl>;
+thread_local std::vector<ViewImpl> t_recycled_views;
+
+struct SharedViews {
+  std::mutex mutex;
+  std::vector<ViewImpl> views;
+};
+
+SharedViews& shared_views() {
+  static auto* pool = new SharedViews(); // leaked: workers may recycle at exit
+  return *pool;
+}
+
+ViewImpl take_recycled_view() {
+  if (t_recycled_views.empty()) {
+    SharedViews& shared = shared_views();
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    const size_t n = std::min(shared.views.size(), kThreadCacheViews / 2);
+    for (size_t i = 0; i < n; ++i) {
+      t_recycled_views.push_back(std::move(shared.views.back()));
+      shared.views.pop_back();
+    }
+    if (n == 0) {
+      return ViewImpl();
+    }
+  }
+  ViewImpl impl = std::move(t_recycled_views.back());
+  t_recycled_views.pop_back();
+  return impl;
+}
+
+void give_back_view(ViewImpl impl) {
+  if (t_recycled_views.size() >= kThreadCacheViews) {
+    SharedViews& shared = shared_views();
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    while (t_recycled_views.size() > kThreadCacheViews / 2) {
+      if (shared.views.size() < kSharedPoolViews) {
+        shared.views.push_back(std::move(t_recycled_views.back()));
+      }
+      t_recycled_views.pop_back();
+    }
+  }
+  t_recycled_views.push_back(std::move(impl));
+}
 
 void release_device_storage(void* storage_impl) {
   c10::intrusive_ptr<c10::StorageImpl>::reclaim(static_cast<c10::StorageImpl*>(storage_impl));
@@ -92,20 +146,17 @@ at::Tensor recycled_host_view(const at::Tensor& t) {
   c10::DataPtr host_data = no_host_data(); // a storage without memory has no view of it
   if (device_base != nullptr) {
     host_data = c10::DataPtr(
-        host_address(device_base), // throws for memory that is not this runtime's
+        launch_host_address(device_base), // throws for memory that is not this runtime's
         c10::Storage(storage).unsafeReleaseStorageImpl(), // keeps the device storage alive
         &release_device_storage,
         c10::Device(c10::DeviceType::CPU));
   }
-  c10::intrusive_ptr<c10::TensorImpl> impl;
-  if (t_recycled_views.empty()) {
+  ViewImpl impl = take_recycled_view();
+  if (!impl) {
     impl = c10::make_intrusive<c10::TensorImpl>(
         c10::Storage(c10::Storage::use_byte_size_t(), 0, no_host_data(), nullptr, false),
         c10::DispatchKeySet(c10::DispatchKey::CPU),
         t.dtype());
-  } else {
-    impl = std::move(t_recycled_views.back());
-    t_recycled_views.pop_back();
   }
   c10::StorageImpl* host_storage = impl->unsafe_storage().unsafeGetStorageImpl();
   host_storage->set_data_ptr_noswap(std::move(host_data));
@@ -145,10 +196,9 @@ void recycle_host_view(at::Tensor& view) noexcept {
       impl->unsafe_storage().use_count() == 1 && impl->pyobj_slot()->load_pyobj() == nullptr &&
       impl->allow_tensor_metadata_change() && impl->autograd_meta() == nullptr &&
       !impl->is_wrapped_number() && !impl->is_inference();
-  if (unshared && t_recycled_views.size() < kMaxRecycledViews) {
+  if (unshared) {
     impl->unsafe_storage().unsafeGetStorageImpl()->set_data_ptr_noswap(no_host_data());
-    t_recycled_views.push_back(
-        c10::intrusive_ptr<c10::TensorImpl>::reclaim(view.unsafeReleaseTensorImpl()));
+    give_back_view(ViewImpl::reclaim(view.unsafeReleaseTensorImpl()));
   }
   view.reset();
 }
@@ -181,24 +231,63 @@ FunctionalOperands::FunctionalOperands(TensorRefs inputs) {
   }
   size_t i = 0;
   for (const at::Tensor& t : inputs) {
-    if (is_cpu_scalar(t)) {
-      inputs_[i] = t;
-    } else {
-      inputs_[i] = recycled_host_view(t);
-      recycled_ |= 1u << i;
-    }
-    ++i;
+    add_input(i++, t);
   }
   device_ = device;
+}
+
+FunctionalOperands::FunctionalOperands(const at::Tensor& output, TensorRefs inputs) {
+  TORCH_INTERNAL_ASSERT(inputs.size() <= kMaxInputs);
+  if (!output.defined() || !on_backend(output) || output.layout() != c10::kStrided) {
+    return;
+  }
+  for (const at::Tensor& t : inputs) {
+    if (!t.defined()) {
+      return;
+    }
+    if (!is_cpu_scalar(t) && (t.device() != output.device() || t.layout() != c10::kStrided)) {
+      return;
+    }
+  }
+  result_ = output;
+  host_out_ = recycled_host_view(output);
+  size_t i = 0;
+  for (const at::Tensor& t : inputs) {
+    if (!is_cpu_scalar(t) && t.storage().is_alias_of(output.storage())) {
+      // In the output's memory: a view on the output's host storage, so
+      // that the CPU kernel sees the overlap (and refuses partial overlap)
+      // exactly as it would on the CPU.
+      inputs_[i++] = host_view_sharing_storage(host_out_, t);
+    } else {
+      add_input(i++, t);
+    }
+  }
+  device_ = output.device();
+}
+
+void FunctionalOperands::add_input(size_t i, const at::Tensor& t) {
+  if (is_cpu_scalar(t)) {
+    inputs_[i] = t;
+  } else {
+    inputs_[i] = recycled_host_view(t);
+    recycled_ |= 1u << i;
+  }
 }
 
 FunctionalOperands::~FunctionalOperands() {
   for (size_t i = 0; i < kMaxInputs; ++i) {
     if (recycled_ & (1u << i)) {
       recycle_host_view(inputs_[i]);
+    } else {
+      inputs_[i].reset(); // may share the output's host storage: let go of it first
     }
   }
   recycle_host_view(host_out_);
+}
+
+void FunctionalOperands::wait() const {
+  TORCH_INTERNAL_ASSERT(native(), "wait: not native()");
+  wait_for_current_stream(device_->index());
 }
 
 at::Tensor& FunctionalOperands::make_output(
@@ -234,61 +323,26 @@ Elementwise::Elementwise(TensorRefs operands, at::ScalarType result_dtype)
     return;
   }
   at::DimVector shape;
+  bool fast = true;
   for (const at::Tensor& t : operands) {
-    if (!is_cpu_scalar(t) && !has_default_strides(t)) {
-      return;
-    }
-    if (!broadcast_into(shape, t.sizes())) {
-      return;
+    if ((!is_cpu_scalar(t) && !has_default_strides(t)) || !broadcast_into(shape, t.sizes())) {
+      fast = false;
+      break;
     }
   }
-  if (c10::multiply_integers(shape) == 0) {
-    return;
-  }
-  operands_.make_output(shape, {}, at::TensorOptions().dtype(result_dtype));
-  fast_ = true;
-}
-
-InplaceElementwise::InplaceElementwise(const at::Tensor& self, TensorRefs others) {
-  TORCH_INTERNAL_ASSERT(others.size() <= kMaxOperands);
-  if (!self.defined() || !on_backend(self) || self.layout() != c10::kStrided) {
-    return;
-  }
-  for (const at::Tensor& t : others) {
-    if (!t.defined()) {
-      return;
-    }
-    if (!is_cpu_scalar(t) && (t.device() != self.device() || t.layout() != c10::kStrided)) {
-      return;
-    }
-  }
-  self_ = recycled_host_view(self);
-  size_t i = 0;
-  for (const at::Tensor& t : others) {
-    if (is_cpu_scalar(t)) {
-      inputs_[i] = t;
-    } else if (t.storage().is_alias_of(self.storage())) {
-      // An operand in self's memory gets a view on self's host storage, so
-      // that the CPU kernel sees the overlap (and refuses partial overlap)
-      // exactly as it would on the CPU.
-      inputs_[i] = host_view_sharing_storage(self_, t);
-    } else {
-      inputs_[i] = recycled_host_view(t);
-      recycled_ |= 1u << i;
-    }
-    ++i;
+  if (fast && c10::multiply_integers(shape) != 0) {
+    operands_.make_output(shape, {}, at::TensorOptions().dtype(result_dtype));
+    fast_ = true;
+  } else {
+    operands_.wait(); // the caller runs the CPU kernel inline
   }
 }
 
-InplaceElementwise::~InplaceElementwise() {
-  for (size_t i = 0; i < kMaxOperands; ++i) {
-    if (recycled_ & (1u << i)) {
-      recycle_host_view(inputs_[i]);
-    } else {
-      inputs_[i].reset(); // may share self's host storage: let go of it first
-    }
+InplaceElementwise::InplaceElementwise(const at::Tensor& self, TensorRefs others)
+    : operands_(self, others) {
+  if (operands_.native()) {
+    operands_.wait(); // the caller runs the CPU kernel inline
   }
-  recycle_host_view(self_);
 }
 
 c10::Device result_device(TensorRefs operands) {

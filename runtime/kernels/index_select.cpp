@@ -34,8 +34,11 @@ at::Tensor index_select(const at::Tensor & self, int64_t dim, const at::Tensor &
   rt::FunctionalOperands op({self, index});
   if (op.native()) {
     op.make_output(size, {}, self.options());
-    at::cpu::index_select_out(op.output(), op.input(0), dim, op.input(1));
-    return op.result();
+    // Launched: an index out of range is reported at the next
+    // synchronisation, as a CUDA device-side assert is.
+    return op.launch("index_select", [dim](rt::FunctionalOperands& op) {
+      at::cpu::index_select_out(op.output(), op.input(0), dim, op.input(1));
+    });
   }
   const rt::KernelCall call("index_select", self, "self");
   at::Tensor result = rt::allocate(size, self.scalar_type(), call.device());
