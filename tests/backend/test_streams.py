@@ -94,10 +94,10 @@ def test_copy_from_pageable_memory_waits_for_the_stream() -> None:
     torch.testing.assert_close(dst.cpu(), src)
 
 
-def test_copy_to_the_host_waits_even_when_non_blocking() -> None:
-    # Unlike CUDA (see _copy_from in runtime/csrc/core_ops.cpp): the host reads the result at once.
+def test_copy_to_pageable_memory_waits_even_when_non_blocking() -> None:
+    # As in CUDA: only pinned memory makes a copy to the host asynchronous (test_launch.py).
     x = torch.arange(N, dtype=torch.float32, device="foo")
-    host = torch.zeros(N).pin_memory()
+    host = torch.zeros(N)
     s = foo.Stream()
 
     def copy() -> float:
