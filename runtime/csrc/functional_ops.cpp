@@ -290,6 +290,42 @@ void FunctionalOperands::wait() const {
   wait_for_current_stream(device_->index());
 }
 
+bool FunctionalOperands::mixed_dtypes() const {
+  const auto category = [](at::ScalarType t) {
+    return c10::isComplexType(t) ? 3 : c10::isFloatingType(t) ? 2 : t == at::kBool ? 0 : 1;
+  };
+  std::optional<at::ScalarType> device_dtype;
+  int scalar_category = -1;
+  // Returns true once two device operands differ in dtype.
+  const auto device_operand = [&](const at::Tensor& t) {
+    if (!device_dtype.has_value()) {
+      device_dtype = t.scalar_type();
+      return false;
+    }
+    return *device_dtype != t.scalar_type();
+  };
+  const bool existing_output = result_.defined(); // out= or in-place: host_out_ is given
+  for (size_t i = 0; i < kMaxInputs; ++i) {
+    const at::Tensor& t = inputs_[i];
+    if (!t.defined()) {
+      continue;
+    }
+    // Host views are recycled, or share the output's host storage; anything
+    // else is a CPU scalar the kernel was given.
+    const bool on_device = (recycled_ & (1u << i)) != 0 ||
+        (existing_output && t.storage().is_alias_of(host_out_.storage()));
+    if (!on_device) {
+      scalar_category = std::max(scalar_category, category(t.scalar_type()));
+    } else if (device_operand(t)) {
+      return true;
+    }
+  }
+  if (existing_output && device_operand(host_out_)) {
+    return true;
+  }
+  return device_dtype.has_value() && scalar_category > category(*device_dtype);
+}
+
 at::Tensor& FunctionalOperands::make_output(
     at::IntArrayRef sizes,
     at::IntArrayRef strides,

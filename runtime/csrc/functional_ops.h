@@ -106,6 +106,11 @@ class FunctionalOperands {
   // Waits for the current stream of the device: before running the CPU
   // kernel inline rather than launching it.
   void wait() const;
+  // True when the device operands (the inputs and an existing output) are
+  // not all of one dtype, or a CPU scalar is of a higher category than they
+  // are: a TensorIterator meta() on the CPU then converts inputs to the
+  // common dtype right away -- a copy that reads them on the caller.
+  bool mixed_dtypes() const;
   // For CPU kernels that can only allocate their result themselves (run
   // inline, after wait()): a copy of `host_result` on the device, with the
   // same sizes and strides.
@@ -175,6 +180,12 @@ class StructuredOp final : public Structured {
   }
   at::Tensor take_result() {
     return operands_.take_result();
+  }
+  bool mixed_dtypes() const {
+    return operands_.mixed_dtypes();
+  }
+  void wait() const {
+    operands_.wait();
   }
 
   // Thrown by an output hook when an out= tensor does not have the shape
@@ -268,6 +279,14 @@ class StructuredCall {
   // input(i), scalars, ...).
   template <class... Args>
   void meta(Args&&... args) {
+    if constexpr (std::is_base_of_v<at::TensorIteratorBase, Structured>) {
+      // On the CPU, TensorIterator's meta() converts inputs of another dtype
+      // than the common one then and there (reading them): that read must
+      // come after the work queued before it, so wait for the stream.
+      if (op_->native() && op_->mixed_dtypes()) {
+        op_->wait();
+      }
+    }
     try {
       op_->meta(std::forward<Args>(args)...);
     } catch (const typename StructuredOp<Structured>::NeedsInline&) {
