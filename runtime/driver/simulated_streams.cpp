@@ -22,7 +22,7 @@
 namespace scaffold::driver {
 namespace {
 
-// One piece of stream work, stored by value in the stream's ring buffer:
+// One piece of stream work, stored by value in the stream's queue:
 // enqueueing a copy, a memset or a host function allocates nothing.
 enum class WorkKind : uint8_t { HostFunction, Copy, Set, RecordEvent, WaitEvent };
 
@@ -114,38 +114,41 @@ struct drvStream_st {
   std::mutex mutex;
   std::condition_variable work_ready; // the worker sleeps on it
   std::condition_variable work_done; // synchronize() sleeps on it
-  // Ring buffer of pending work: `pending` items from `head`; grows by
-  // doubling, never shrinks (no allocation once warm).
-  std::vector<Work> ring = std::vector<Work>(64);
-  size_t head = 0;
-  size_t pending = 0;
+  // Pending work, appended under `mutex`. The worker swaps the whole queue
+  // for its (empty) batch in one locked step and runs the batch without the
+  // lock, so a launching thread and the worker rarely contend; both vectors
+  // keep their capacity (no allocation once warm).
+  std::vector<Work> queue;
+  std::vector<Work> batch; // the worker's
   uint64_t enqueued = 0;
-  std::atomic<uint64_t> enqueued_hint{0}; // `enqueued`, for the worker's lock-free polling
+  std::atomic<uint64_t> enqueued_hint{0}; // `enqueued`, for lock-free polling
   std::atomic<uint64_t> completed{0};
-  bool paused = false;
+  std::atomic<bool> paused{false};
   bool stopping = false;
   bool worker_sleeping = false; // notify work_ready only then
-  int sync_waiters = 0; // notify work_done only when someone sleeps on it
+  std::atomic<int> sync_waiters{0}; // notify work_done only when someone sleeps on it
   std::thread worker;
 
   // Called with `mutex` held.
   void push(Work&& work) {
-    if (pending == ring.size()) {
-      std::vector<Work> grown(ring.size() * 2);
-      for (size_t i = 0; i < pending; ++i) {
-        grown[i] = std::move(ring[(head + i) % ring.size()]);
-      }
-      ring = std::move(grown);
-      head = 0;
-    }
-    ring[(head + pending) % ring.size()] = std::move(work);
-    ++pending;
+    queue.push_back(std::move(work));
     ++enqueued;
     enqueued_hint.store(enqueued, std::memory_order_release);
   }
 
+  // Called with `mutex` held.
   bool runnable() const {
-    return pending > 0 && !paused;
+    return !queue.empty() && !paused.load(std::memory_order_relaxed);
+  }
+
+  void finished_one() {
+    completed.fetch_add(1, std::memory_order_seq_cst);
+    // (seq_cst with synchronize()'s increment of sync_waiters: either it
+    // sees this completion before sleeping, or this sees it waiting.)
+    if (sync_waiters.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(mutex);
+      work_done.notify_all();
+    }
   }
 
   void run() {
@@ -171,17 +174,23 @@ struct drvStream_st {
         }
         continue;
       }
-      Work work = std::move(ring[head]);
-      head = (head + 1) % ring.size();
-      --pending;
+      batch.swap(queue);
       lock.unlock();
-      work.run();
-      work = Work(); // release what it held before reporting completion
-      lock.lock();
-      completed.fetch_add(1, std::memory_order_release);
-      if (sync_waiters > 0) {
-        work_done.notify_all();
+      size_t done = 0;
+      for (; done < batch.size(); ++done) {
+        if (paused.load(std::memory_order_acquire)) {
+          break; // the rest goes back to the front of the queue
+        }
+        batch[done].run();
+        batch[done] = Work(); // release what it held before reporting completion
+        finished_one();
       }
+      lock.lock();
+      if (done < batch.size()) {
+        queue.insert(
+            queue.begin(), std::make_move_iterator(batch.begin() + done), std::make_move_iterator(batch.end()));
+      }
+      batch.clear();
     }
   }
 
@@ -202,9 +211,9 @@ struct drvStream_st {
       scaffold::driver::cpu_relax();
     }
     std::unique_lock<std::mutex> lock(mutex);
-    ++sync_waiters;
-    work_done.wait(lock, [&] { return completed.load(std::memory_order_relaxed) >= target; });
-    --sync_waiters;
+    sync_waiters.fetch_add(1, std::memory_order_seq_cst);
+    work_done.wait(lock, [&] { return completed.load(std::memory_order_seq_cst) >= target; });
+    sync_waiters.fetch_sub(1, std::memory_order_relaxed);
   }
 };
 
@@ -440,7 +449,7 @@ drvError_t drvStreamDestroy(drvStream_t stream) {
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
     stream->stopping = true;
-    stream->paused = false;
+    stream->paused.store(false, std::memory_order_release);
   }
   stream->work_ready.notify_one();
   if (stream->worker.joinable()) {
@@ -602,7 +611,7 @@ drvError_t drvTestingPauseStream(drvStream_t stream, int paused) {
   }
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
-    stream->paused = paused != 0;
+    stream->paused.store(paused != 0, std::memory_order_release);
   }
   stream->work_ready.notify_one();
   return drvSuccess;
