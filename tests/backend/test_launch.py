@@ -105,8 +105,10 @@ def test_an_out_tensor_of_the_wrong_shape_is_resized_inline() -> None:
 def test_event_orders_launched_kernels_on_two_streams() -> None:
     a, _ = matrices(16)
     x = a.to("foo")
-    acc = torch.zeros(16, 16, device="foo")
+    acc = torch.zeros(16, 16, device="foo")  # its fill is launched on the current stream
     producer, consumer = foo.Stream(), foo.Stream()
+    producer.wait_stream(foo.current_stream())
+    consumer.wait_stream(foo.current_stream())
     with paused(producer):
         with foo.stream(producer):
             acc.add_(x)  # launched on the paused producer
@@ -124,8 +126,10 @@ def test_without_the_event_the_consumer_kernel_reads_stale_memory() -> None:
     # The control for the test above: the ordering comes from wait_event alone.
     a, _ = matrices(16)
     x = a.to("foo")
-    acc = torch.zeros(16, 16, device="foo")
+    acc = torch.zeros(16, 16, device="foo")  # its fill is launched on the current stream
     producer, consumer = foo.Stream(), foo.Stream()
+    producer.wait_stream(foo.current_stream())
+    consumer.wait_stream(foo.current_stream())
     with paused(producer):
         with foo.stream(producer):
             acc.add_(x)
@@ -204,6 +208,25 @@ def test_the_cpu_fallback_waits_for_queued_kernels() -> None:
         assert_still_waiting(thread)
     thread.join()
     torch.testing.assert_close(result[0], torch.minimum(a * 2, b))
+
+
+def test_mixed_dtypes_wait_for_queued_work_before_meta_reads_them() -> None:
+    # ATen's TensorIterator converts an int64 input of a float add in meta(), on the caller: that
+    # read must come after the argmax queued before it (the amax backward found this race).
+    a, _ = matrices(16)
+    x = a.to("foo")
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+
+    def mixed() -> torch.Tensor:
+        with foo.stream(s):
+            return (x.sum(dim=1) + x.argmax(dim=1)).cpu()
+
+    with paused(s):
+        thread, result = blocked_call(mixed)
+        assert_still_waiting(thread)
+    thread.join()
+    torch.testing.assert_close(result[0], a.sum(dim=1) + a.argmax(dim=1))
 
 
 def test_non_blocking_copy_to_pinned_memory_is_asynchronous() -> None:
