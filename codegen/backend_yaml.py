@@ -9,21 +9,25 @@ exist is checked later, against the declarations (selection.py).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import hashlib
 import keyword
 from collections.abc import Callable
 from typing import TypeVar
 
-from torchgen.model import DispatchKey, FunctionSchema, OperatorName
+from torchgen.model import CustomClassType, DispatchKey, FunctionSchema, ListType, OperatorName, OptionalType, Type
 
 import yaml
 
 from . import ident
-from .custom_classes import parse_custom_classes
+from .custom_classes import CustomClass, parse_custom_classes
 from .errors import BackendYamlError, SourceLocation
 from .model import (
     TORCHGEN_PARSE_ERRORS,
+    AutocastEntry,
+    AutocastPolicy,
     BackendConfig,
     CustomOp,
     FallbackDefault,
@@ -45,11 +49,14 @@ TORCHGEN_KEYS = (
     "device_guard",
     "extra_headers",
 )
-OWN_KEYS = ("device", "fallback", "shards", "custom_ops", "custom_classes")
+OWN_KEYS = ("device", "fallback", "shards", "custom_ops", "custom_classes", "autocast")
 VALID_KEYS = TORCHGEN_KEYS + OWN_KEYS
 LAZY_TENSOR_KEYS = ("full_codegen", "non_native", "ir_gen")
 FALLBACK_KEYS = ("default", "mode", "warn_once", "never", "explicit")
 CUSTOM_OP_KEYS = ("schema", "autograd", "cpu")
+AUTOCAST_KEYS = tuple(policy.value for policy in AutocastPolicy)
+# The runtime registers autocast for this key only (ATen's KERNEL_PRIVATEUSEONE lists).
+AUTOCAST_BACKEND = "PrivateUse1"
 # Dispatch keys that exist for backends living outside PyTorch: the PrivateUse keys, and the keys
 # PyTorch reserves for out-of-tree projects that torchgen's gen_backend_stubs serves (torch_xla,
 # Habana, ...).
@@ -160,10 +167,45 @@ class _Reader:
         return OpEntry(text, self.location(node))
 
 
+# Deeper than any backend YAML (they nest four levels); the pure-Python parser may run out of
+# stack on such a text, where libyaml would not, so it decides those (see _compose).
+_LIBYAML_MAX_DEPTH = 32
+
+
+def _depth_at_most(root: yaml.Node, limit: int) -> bool:
+    pending: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > limit:
+            return False
+        if isinstance(node, yaml.SequenceNode):
+            pending.extend((child, depth + 1) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            pending.extend((child, depth + 1) for pair in node.value for child in pair)
+    return True
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """The YAML node tree, through libyaml when PyYAML has it (a tenth of the time for an
+    858-op YAML). A text libyaml refuses, or nests unusually deep, is composed again by the
+    pure-Python parser, whose errors are the ones this module reports, so the messages do not
+    depend on the build."""
+    fast_loader = getattr(yaml, "CSafeLoader", None)
+    if fast_loader is not None:
+        try:
+            node: yaml.Node | None = yaml.compose(text, Loader=fast_loader)
+        except (yaml.YAMLError, RecursionError):
+            pass
+        else:
+            if node is None or _depth_at_most(node, _LIBYAML_MAX_DEPTH):
+                return node
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
 def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
     reader = _Reader(display_path)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = _compose(text)
     except yaml.reader.ReaderError as error:
         # A control character or a byte PyYAML refuses: located by the line it is on.
         character_line = text.count("\n", 0, error.position) + 1
@@ -281,15 +323,31 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
     if "fallback" in entries:
         fallback = _fallback_policy(reader, entries["fallback"][1])
 
+    custom_classes: tuple[CustomClass, ...] = ()
+    if "custom_classes" in entries:
+        custom_classes = parse_custom_classes(reader, entries["custom_classes"][1])
+
     custom_ops: tuple[CustomOp, ...] = ()
     if "custom_ops" in entries:
         custom_key, custom_node = entries["custom_ops"]
         custom_ops = reader.sequence(
-            custom_node, "'custom_ops'", lambda node: _custom_op(reader, node, device)
+            custom_node, "'custom_ops'", lambda node: _custom_op(reader, node, device, custom_classes)
         )
         if custom_ops:
             reader.check_name(custom_key, ident.custom_op_namespace_issue(device, f"torch_{device}"))
         _check_custom_op_names(custom_ops)
+
+    autocast: tuple[AutocastEntry, ...] = ()
+    if "autocast" in entries:
+        autocast_key, autocast_node = entries["autocast"]
+        autocast = _autocast(reader, autocast_node)
+        if autocast and backend != AUTOCAST_BACKEND:
+            raise reader.error(
+                autocast_key,
+                f"'autocast' extends the autocast lists of {AUTOCAST_BACKEND} (AutocastPrivateUse1); "
+                f"the backend is {backend}",
+                hint="remove the 'autocast' section, or register AutocastPrivateUse1 kernels yourself",
+            )
 
     return BackendConfig(
         location=SourceLocation(display_path),
@@ -307,14 +365,34 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
         extra_headers=extra_headers,
         fallback=fallback,
         shards=shards,
-        custom_classes=(
-            parse_custom_classes(reader, entries["custom_classes"][1]) if "custom_classes" in entries else ()
-        ),
+        custom_classes=custom_classes,
         custom_ops=custom_ops,
+        autocast=autocast,
     )
 
 
-def _custom_op(reader: _Reader, node: yaml.Node, namespace: str) -> CustomOp:
+def _autocast(reader: _Reader, node: yaml.Node) -> tuple[AutocastEntry, ...]:
+    """`autocast: {lower_precision_fp: [...], fp32: [...], promote: [...]}`: ops added to
+    PyTorch's lists. Whether they exist, are functional and are not on PyTorch's lists already is
+    checked against the declarations (selection.py)."""
+    if isinstance(node, yaml.ScalarNode) and node.tag == _NULL_TAG:
+        return ()
+    entries = reader.mapping(node, "'autocast'", AUTOCAST_KEYS)
+    found: list[AutocastEntry] = []
+    for policy in AutocastPolicy:
+        if policy.value not in entries:
+            continue
+        what = f"'autocast.{policy.value}'"
+        ops = reader.sequence(entries[policy.value][1], what, functools.partial(_op_entry, reader, what=what))
+        found += [AutocastEntry(op=op, policy=policy) for op in ops]
+    return tuple(found)
+
+
+def _op_entry(reader: _Reader, node: yaml.Node, *, what: str) -> OpEntry:
+    return reader.op_entry(node, what)
+
+
+def _custom_op(reader: _Reader, node: yaml.Node, namespace: str, classes: tuple[CustomClass, ...]) -> CustomOp:
     """One `custom_ops` entry: `{schema: "name(Tensor a) -> Tensor", autograd: true}`; a plain
     string is the schema alone."""
     if isinstance(node, yaml.ScalarNode):
@@ -339,7 +417,7 @@ def _custom_op(reader: _Reader, node: yaml.Node, namespace: str) -> CustomOp:
             )
         text = unqualified
     try:
-        schema = FunctionSchema.parse(text)
+        schema = _parse_custom_op_schema(text)
     except TORCHGEN_PARSE_ERRORS as error:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise reader.error(
@@ -347,6 +425,7 @@ def _custom_op(reader: _Reader, node: yaml.Node, namespace: str) -> CustomOp:
             f"'{text}' is not an operator schema ({detail})",
             hint="write it as in native_functions.yaml: name(Tensor a, float c) -> Tensor",
         ) from None
+    _check_class_arguments(reader, schema_node, schema, namespace, classes)
     name = schema.name.name
     problem = _custom_op_name_problem(str(name.base), schema.name.overload_name)
     if problem is None:
@@ -374,6 +453,81 @@ def _custom_op(reader: _Reader, node: yaml.Node, namespace: str) -> CustomOp:
         cpu=flag("cpu", True),
         location=reader.location(schema_node),
     )
+
+
+def _parse_custom_op_schema(text: str) -> FunctionSchema:
+    """torchgen's parse, with one difference: torchgen reads a trailing `_` as "in place on
+    `self`" and refuses a schema without a mutable `self`. A custom op such as
+    `for_each_add_(__torch__.torch.classes.foo.TensorQueue tq, Tensor inc) -> ()` mutates what
+    its class argument holds; such an op (one taking a class) is parsed under the name without
+    the `_`, which is then given back (`str()` still round-trips)."""
+    try:
+        return FunctionSchema.parse(text)
+    except TORCHGEN_PARSE_ERRORS as error:
+        head, parenthesis, rest = text.partition("(")
+        try:
+            name = OperatorName.parse(head.strip())
+        except TORCHGEN_PARSE_ERRORS:
+            raise error from None
+        if not parenthesis or not name.name.inplace or name.name.dunder_method:
+            raise
+        plain = dataclasses.replace(name, name=dataclasses.replace(name.name, inplace=False))
+        try:
+            schema = FunctionSchema.parse(f"{plain}({rest}")
+        except TORCHGEN_PARSE_ERRORS:
+            raise error from None
+        if not any(isinstance(argument.type, CustomClassType) for argument in schema.arguments.flat_all):
+            raise error from None  # no class to mutate: torchgen's rule stands
+        renamed = dataclasses.replace(plain, name=dataclasses.replace(plain.name, base=f"{plain.name.base}_"))
+        return dataclasses.replace(schema, name=renamed)
+
+
+def _check_class_arguments(
+    reader: _Reader, node: yaml.Node, schema: FunctionSchema, namespace: str, classes: tuple[CustomClass, ...]
+) -> None:
+    """A custom op may take the backend's own custom classes (`__torch__.torch.classes.<device>.
+    <Class>`, a class of the `custom_classes:` section), as plain arguments; nothing else names a
+    class the generator could give a C++ type."""
+    declared = sorted(f"{namespace}.{custom_class.name}" for custom_class in classes)
+    for argument in schema.arguments.flat_all:
+        if isinstance(argument.type, CustomClassType):
+            if argument.type.class_name not in declared:
+                choices = ", ".join(f"__torch__.torch.classes.{name}" for name in declared)
+                raise reader.error(
+                    node,
+                    f"custom op '{namespace}::{schema.name}': argument '{argument.name}' has the class "
+                    f"type '{argument.type}', which is not a class of this backend's 'custom_classes'",
+                    hint=f"declared classes: {choices}" if declared else "declare the class under 'custom_classes'",
+                )
+            if argument.annotation is not None or argument.default is not None:
+                raise reader.error(
+                    node,
+                    f"custom op '{namespace}::{schema.name}': the class argument '{argument.name}' "
+                    "has an alias annotation or a default",
+                    hint="a class argument is written plainly; the fake kernel says what the op does to it",
+                )
+        elif _holds_class(argument.type):
+            raise reader.error(
+                node,
+                f"custom op '{namespace}::{schema.name}': argument '{argument.name}' has the type "
+                f"'{argument.type}'; a class can only be taken as a plain argument (not optional or in a list)",
+            )
+    for returned in schema.returns:
+        if _holds_class(returned.type):
+            raise reader.error(
+                node,
+                f"custom op '{namespace}::{schema.name}' returns the class type '{returned.type}', "
+                "which custom ops cannot return",
+                hint="return tensors; a class object is created by its constructor",
+            )
+
+
+def _holds_class(type_: Type) -> bool:
+    if isinstance(type_, CustomClassType):
+        return True
+    if isinstance(type_, (OptionalType, ListType)):
+        return _holds_class(type_.elem)
+    return False
 
 
 def _custom_op_name_problem(base: str, overload: str) -> str | None:
@@ -420,26 +574,28 @@ def _header(reader: _Reader, node: yaml.Node) -> str:
     return header
 
 
+_Choice = TypeVar("_Choice", FallbackDefault, FallbackMode)
+
+
+def _fallback_choice(
+    reader: _Reader, entries: dict[str, tuple[yaml.Node, yaml.Node]], key: str, default: _Choice
+) -> _Choice:
+    """`fallback.<key>`, one of the values of `default`'s enum; `default` when absent."""
+    if key not in entries:
+        return default
+    node = entries[key][1]
+    what = f"'fallback.{key}'"
+    value = reader.string(node, what)
+    choices = [choice.value for choice in type(default)]
+    if value not in choices:
+        raise reader.error(node, f"{what} must be one of {choices}, got '{value}'")
+    return type(default)(value)
+
+
 def _fallback_policy(reader: _Reader, node: yaml.Node) -> FallbackPolicy:
     entries = reader.mapping(node, "'fallback'", FALLBACK_KEYS)
-    default = FallbackDefault.CPU
-    if "default" in entries:
-        default_node = entries["default"][1]
-        value = reader.string(default_node, "'fallback.default'")
-        choices = [choice.value for choice in FallbackDefault]
-        if value not in choices:
-            raise reader.error(
-                default_node, f"'fallback.default' must be one of {choices}, got '{value}'"
-            )
-        default = FallbackDefault(value)
-    mode = FallbackMode.COPY
-    if "mode" in entries:
-        mode_node = entries["mode"][1]
-        value = reader.string(mode_node, "'fallback.mode'")
-        modes = [choice.value for choice in FallbackMode]
-        if value not in modes:
-            raise reader.error(mode_node, f"'fallback.mode' must be one of {modes}, got '{value}'")
-        mode = FallbackMode(value)
+    default = _fallback_choice(reader, entries, "default", FallbackDefault.CPU)
+    mode = _fallback_choice(reader, entries, "mode", FallbackMode.COPY)
 
     def op_list(key: str) -> tuple[OpEntry, ...]:
         if key not in entries:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import kernel_text, safety, transaction
 from .backend_yaml import default_backend_config
+from .emit.autocast import emit_autocast_registration
 from .emit.cmake import emit_sources_cmake
 from .emit.context import EmitContext, build_context
 from .emit.custom_classes import custom_class_scaffolds, emit_custom_class_registration
@@ -48,6 +49,8 @@ class GenerateResult:
     the declarations changed since the last run and PyTorch renamed their parameters only."""
     edited: tuple[Path, ...] = ()
     """Under --check: generated files edited by hand (or not written by scaffold-backend)."""
+    class_scaffolds: tuple[OutputFile, ...] = ()
+    """The custom classes' user files as the generator scaffolds them (created only when missing)."""
 
     @property
     def selection(self) -> Selection:
@@ -106,6 +109,7 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
         *emit_declarations(context),
         *emit_registration_shards(context),
         *emit_autograd_registration(context),
+        *emit_autocast_registration(context),
         *emit_fallback(context),
         *emit_custom_class_registration(context),
         *emit_custom_op_files(context),
@@ -137,8 +141,9 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
             kept_names[kernel.output.path] = kept
     scaffolds = custom_class_scaffolds(context)
     check_unique_paths([*generated, *(kernel.output for kernel in kernel_files), *scaffolds])
+    confinement = safety.Confinement(layout)
     for output in (*generated, *(kernel.output for kernel in kernel_files), *scaffolds):
-        safety.check_confined(output.path, layout, "an output file")
+        confinement.check(output.path, "an output file")
 
     kernel_changes, merges = _plan_kernel_files(kernel_files, previous, layout)
     # A custom class's own files are the user's from the start: created once, never rewritten.
@@ -160,7 +165,9 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
     ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)
     plan = Plan(tuple(kernel_changes + ordered))
     edited = tuple(hand_edited(generated_changes, previous, layout)) if check else ()
-    return GenerateResult(context, tuple(kernel_files), plan, merges, tuple(orphaned), kept_names, edited)
+    return GenerateResult(
+        context, tuple(kernel_files), plan, merges, tuple(orphaned), kept_names, edited, tuple(scaffolds)
+    )
 
 
 def _keeping_user_parameter_names(

@@ -23,8 +23,8 @@ from pathlib import Path
 from .backend_yaml import parse_backend_yaml
 from .core_ops import CORE_OPS, fill_core_kernels
 from .errors import ProjectConfigError, SourceLocation
-from .example_custom_op import filled_example_files
 from .generate import run
+from .init_examples import filled_example_files
 from .init_files import (
     REFERENCE_BACKEND_LAYOUT,
     ProjectLayout,
@@ -136,8 +136,9 @@ def _stage(names: ProjectNames, backend_yaml: str, staging: Path, target: Path) 
         if filled != kernel.output.content:
             shown = target / kernel.output.path.relative_to(staging)
             write_atomically(kernel.output.path, filled, shown=str(shown))
-    # The example custom op (yaml custom_ops) gets working kernels too.
-    example = filled_example_files(result.kernel_files, names.device, f"yaml/{names.device}.yaml")
+    # The examples (the custom op, the custom class and the op that takes it) get working code too.
+    fresh = [kernel.output for kernel in result.kernel_files] + list(result.class_scaffolds)
+    example = filled_example_files(fresh, options.kernels_dir, result.context.config, names.package)
     for path, content in example.items():
         write_atomically(path, content, shown=str(target / path.relative_to(staging)))
 

@@ -9,7 +9,13 @@ import yaml
 
 from .backend_yaml import parse_backend_yaml
 from .core_ops import CORE_OPS
-from .example_custom_op import EXAMPLE_SCHEMA
+from .init_examples import (
+    EXAMPLE_CLASS,
+    EXAMPLE_CLASS_INIT,
+    EXAMPLE_CLASS_METHODS,
+    EXAMPLE_SCHEMA,
+    example_class_op_schema,
+)
 from .init_names import ProjectNames
 from .render import render
 
@@ -21,6 +27,10 @@ def default_backend_yaml(names: ProjectNames, extra_ops: Sequence[str]) -> str:
         core_ops=CORE_OPS,
         extra_ops=list(extra_ops),
         custom_op_example=EXAMPLE_SCHEMA,
+        custom_class_op_example=example_class_op_schema(names.device),
+        custom_class_example=EXAMPLE_CLASS,
+        custom_class_init=EXAMPLE_CLASS_INIT,
+        custom_class_methods=list(EXAMPLE_CLASS_METHODS),
     )
 
 

@@ -7,6 +7,7 @@ update a file the user has edited, without importing the emitters.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
@@ -49,8 +50,6 @@ class KernelFile:
     output: OutputFile
     kernels: Mapping[str, StubKernel]
     """op name -> the kernel as a fresh stub writes it."""
-    snippets: Mapping[str, str]
-    """op name -> the kernel's stub function alone, for adding it to an existing file."""
     namespace_close: str
     """The line that closes the namespace; new kernels are inserted before it."""
     template_arguments: StubFileArguments
@@ -58,6 +57,13 @@ class KernelFile:
     """The file's template (aten kernel files, custom op kernels, custom op Python)."""
     snippet_macro: tuple[str, str] = (STUB_MACROS, "kernel_stub")
     """The template and macro that render one kernel alone."""
+
+    @functools.cached_property
+    def snippets(self) -> Mapping[str, str]:
+        """op name -> the kernel's stub function alone, for adding it to an existing file.
+        Rendered when first asked for: only a merge into an existing file needs them, and a
+        fresh tree of 858 ops would render each kernel twice."""
+        return kernel_snippets(self.kernels, self.snippet_macro)
 
     @property
     def heads(self) -> dict[str, str]:
@@ -84,7 +90,6 @@ class KernelFile:
                 self.output, content=render_kernel_file(self.template_arguments, kernels, self.template)
             ),
             kernels=kernels,
-            snippets=kernel_snippets(kernels, self.snippet_macro),
         )
 
     def with_bodies(self, bodies: Mapping[str, str], includes: Sequence[str]) -> KernelFile:
@@ -101,7 +106,6 @@ class KernelFile:
             self,
             output=replace(self.output, content=render_kernel_file(arguments, kernels, self.template)),
             kernels=kernels,
-            snippets=kernel_snippets(kernels, self.snippet_macro),
             template_arguments=arguments,
         )
 

@@ -125,7 +125,7 @@ def add_missing_kernels(text: str, kernel: KernelFile) -> str | None:
     closing = [index for index, line in enumerate(lines) if line.rstrip("\n") == kernel.namespace_close]
     if len(closing) != 1:
         return None
-    # The same layout as merge.py's structural update gives kernels new to a group.
+    # Each new kernel after a blank line, before the namespace closes: the layout of a fresh file.
     insertion = "".join("\n" + kernel.snippets[op] for op in missing)
     lines.insert(closing[0], insertion.lstrip("\n") + "\n")
     return "".join(lines)

@@ -5,8 +5,10 @@ user's. When a regeneration changes what the generator would write:
 
 1. an untouched file (still byte-identical to what was generated last time) is regenerated;
 2. an edited file gets a structural update: each changed definition line is replaced where it
-   stands (found by its exact text), kernels new to the group are appended as fresh stubs before
-   the closing namespace line, and no other byte moves, so every line the user wrote survives;
+   stands (found by its exact text) and no other byte moves, so every line the user wrote
+   survives. Kernels new to the group are not added here: kernel_text.add_missing_kernels adds,
+   after any merge, a stub for each kernel the file does not define, so a kernel the user had
+   already written (ahead of the YAML, or under another layout) is not added a second time;
 3. if a definition line can no longer be found verbatim (the user reformatted or edited it), a
    line-based three-way merge (merge3) of base, user and new text takes over, and where that is
    not clean the file gets conflict markers and the run fails naming it.
@@ -46,8 +48,6 @@ class MergeResult:
     """Ops whose kernels stay in the file although they are no longer generated for it."""
 
 
-
-
 def update_kernel_file(
     current: str, previous: KernelFileRecord | None, new: KernelFile
 ) -> MergeResult:
@@ -74,8 +74,8 @@ def update_kernel_file(
 def _structural_update(
     current: str, old_heads: Mapping[str, str], new: KernelFile
 ) -> str | None:
-    """Replace changed definition lines in place and append new kernels; None when a line to
-    replace is not in the file exactly once."""
+    """Replace changed definition lines in place; None when a line to replace is not in the file
+    exactly once."""
     lines = current.splitlines(keepends=True)
     for op, new_head in sorted(new.heads.items()):
         old_head = old_heads.get(op)
@@ -86,13 +86,6 @@ def _structural_update(
             return None
         index = positions[0]
         lines[index] = new_head + lines[index][len(old_head) :]
-    added = [new.snippets[op] for op in sorted(set(new.heads) - set(old_heads))]
-    if added:
-        closing = [index for index, line in enumerate(lines) if line.rstrip("\n") == new.namespace_close]
-        if len(closing) != 1:
-            return None
-        insertion = "".join("\n" + snippet for snippet in added)
-        lines.insert(closing[0], insertion.lstrip("\n") + "\n")
     return "".join(lines)
 
 

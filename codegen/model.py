@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from torchgen.model import FunctionSchema, OperatorName
+from torchgen.model import CustomClassType, FunctionSchema, OperatorName
 
 from .errors import DeclarationsError, SourceLocation
 from .raising_defaults import RAISING_DEFAULT_KERNELS
@@ -75,9 +75,10 @@ class Declaration:
     def schema_error(self) -> str | None:
         return self._parsed[1]
 
-    @property
+    @functools.cached_property
     def op_name(self) -> str:
-        """The operator name as backend YAMLs spell it: `add.out`, `abs`."""
+        """The operator name as backend YAMLs spell it: `add.out`, `abs`. Kept once computed:
+        a generation asks ~20 times per op, and torchgen builds the string anew each time."""
         return str(self.name)
 
     @property
@@ -291,6 +292,26 @@ class OpEntry:
     location: SourceLocation = field(compare=False)
 
 
+class AutocastPolicy(enum.Enum):
+    """How torch.autocast treats an op's floating-point tensor arguments: ATen's CastPolicy
+    values, under the names PyTorch's lists (ATen/autocast_mode.h) use."""
+
+    LOWER_PRECISION_FP = "lower_precision_fp"
+    """Cast to the autocast dtype (bfloat16, float16) and run there."""
+    FP32 = "fp32"
+    """Cast to float32 and run there."""
+    PROMOTE = "promote"
+    """Cast to the widest floating type among the arguments."""
+
+
+@dataclass(frozen=True)
+class AutocastEntry:
+    """An op the YAML's `autocast:` section adds to one of the autocast lists."""
+
+    op: OpEntry
+    policy: AutocastPolicy
+
+
 @dataclass(frozen=True)
 class FallbackPolicy:
     default: FallbackDefault = FallbackDefault.CPU
@@ -332,6 +353,11 @@ class CustomOp:
         """The user's files for the op: its base name, shared by its overloads."""
         return str(self.schema.name.name)
 
+    @property
+    def takes_class(self) -> bool:
+        """The op takes one of the backend's custom classes (`__torch__.torch.classes.<ns>.<C>`)."""
+        return any(isinstance(argument.type, CustomClassType) for argument in self.schema.arguments.flat_all)
+
 
 @dataclass(frozen=True)
 class BackendConfig:
@@ -359,6 +385,9 @@ class BackendConfig:
     """The `custom_classes:` section (custom_classes.py)."""
     custom_ops: tuple[CustomOp, ...] = ()
     """Operators the backend defines in its own namespace (the `custom_ops` section)."""
+    autocast: tuple[AutocastEntry, ...] = ()
+    """Ops added to PyTorch's autocast lists for the device (the `autocast:` section), in the
+    YAML's order."""
 
     @property
     def display_path(self) -> str:

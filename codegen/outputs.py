@@ -10,6 +10,7 @@ use it.
 from __future__ import annotations
 
 import enum
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,8 +75,20 @@ def autograd_registration_name(autograd_key: str) -> str:
     return f"Register{autograd_key}.cpp"
 
 
+def autocast_registration_name(dispatch_key: str) -> str:
+    """The registration of the YAML's additions to the autocast lists."""
+    return f"RegisterAutocast{dispatch_key}.cpp"
+
+
 def fallback_file_name(dispatch_key: str) -> str:
     return f"{dispatch_key}Fallback.cpp"
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative_directory(directory: str, start: str) -> str:
+    """`directory` relative to `start`, POSIX-style; both absolute, so the answer does not
+    depend on the working directory and may be kept."""
+    return Path(os.path.relpath(directory, start)).as_posix()
 
 
 @dataclass(frozen=True)
@@ -92,7 +105,14 @@ class Layout:
     def from_out(self, path: Path) -> str:
         """`path` relative to the output directory (POSIX, may start with ..): how generated
         files refer to each other, identical whatever the output directory is called."""
-        return Path(os.path.relpath(path, self.out_dir)).as_posix()
+        # A generation asks ~5000 times, for files in a handful of directories: the relative
+        # path of each directory is computed once (relpath is lexical, so this is exact).
+        directory, name = os.path.split(os.fspath(path))
+        start = os.fspath(self.out_dir)
+        if name in ("", os.curdir, os.pardir) or not (os.path.isabs(directory) and os.path.isabs(start)):
+            return Path(os.path.relpath(path, self.out_dir)).as_posix()
+        relative = _relative_directory(directory, start)
+        return name if relative == os.curdir else f"{relative}/{name}"
 
     def stub_path(self, group: str) -> Path:
         return self.kernels_dir / kernel_file_name(group)

@@ -13,6 +13,7 @@ from .init_project import InitResult
 from .inputs import display_path
 from .merge import MergeOutcome
 from .outputs import group_header, kernel_file_name
+from .paths import display_paths
 from .selection import OpStatus, Selection
 from .uptodate import orphan_note
 from .writer import Action
@@ -79,7 +80,11 @@ def generate_report(result: GenerateResult, root: Path, *, planned: bool) -> tup
         Action.MERGE: "merge" if planned else "merged",
         Action.CONFLICT: "conflict",
     }
-    lines = [f"{verbs[change.action]:>9}  {display_path(change.path, root)}" for change in result.plan.changes]
+    changes = result.plan.changes
+    lines = [
+        f"{verbs[change.action]:>9}  {shown}"
+        for change, shown in zip(changes, display_paths([change.path for change in changes], root), strict=True)
+    ]
     notes = []
     for path, merge in sorted(result.merges.items()):
         shown = display_path(path, root)

@@ -7,6 +7,7 @@ sibling at the repository root.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -31,3 +32,10 @@ def data_dir(name: str) -> Path:
 
 def templates_dir() -> Path:
     return data_dir("templates")
+
+
+def user_cache_dir() -> Path:
+    """scaffold-backend's directory in the user's cache (XDG_CACHE_HOME, else ~/.cache). What is
+    kept there only saves time: anything may be deleted, and none of it may be trusted as input
+    without a check of what it was made from."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "scaffold-backend"

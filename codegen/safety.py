@@ -15,6 +15,7 @@ from .errors import OutputError, ProjectConfigError, SourceLocation
 from .inputs import find_installed_torch
 from .manifest import Manifest
 from .outputs import Layout
+from .paths import RealPaths, is_inside
 
 
 def _inside(path: Path, directory: Path) -> bool:
@@ -32,18 +33,50 @@ def is_confined(path: Path, directory: Path) -> bool:
     )
 
 
+class Confinement:
+    """`check_confined` for the many files of one run (a full generation checks ~1400), each
+    file's directory resolved once (see RealPaths): make one instance per batch of checks."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self._roots = [
+            (os.path.normpath(os.path.abspath(root)), os.path.realpath(root))
+            for root in (layout.out_dir, layout.kernels_dir)
+        ]
+        self._real_paths = RealPaths()
+
+    def is_allowed(self, path: Path) -> bool:
+        lexical = os.path.normpath(os.path.abspath(path))
+        real: str | None = None
+        for lexical_root, real_root in self._roots:
+            if not is_inside(lexical, lexical_root):
+                continue
+            real = real if real is not None else self._real_paths.real(path)
+            if is_inside(real, real_root):
+                return True
+        return False
+
+    def check(self, path: Path, what: str) -> None:
+        """Refuse to touch `path` unless it is inside the output or the kernel directory."""
+        if not self.is_allowed(path):
+            raise _outside_error(path, self.layout, what)
+
+
 def check_confined(path: Path, layout: Layout, what: str) -> None:
     """Refuse to touch `path` unless it is inside the output or the kernel directory."""
-    if not any(is_confined(path, root) for root in (layout.out_dir, layout.kernels_dir)):
-        raise OutputError(
-            f"{what} lies outside the output and kernel directories (a `..`, an absolute path "
-            "or a symlink leading out); refusing to touch it",
-            # Named as the tree names it, not where its symlink leads.
-            location=SourceLocation(
-                Path(os.path.relpath(os.path.abspath(path), os.path.abspath(layout.root))).as_posix()
-            ),
-            hint="remove the symlink, or choose --out/--kernels directories that contain it",
-        )
+    Confinement(layout).check(path, what)
+
+
+def _outside_error(path: Path, layout: Layout, what: str) -> OutputError:
+    return OutputError(
+        f"{what} lies outside the output and kernel directories (a `..`, an absolute path "
+        "or a symlink leading out); refusing to touch it",
+        # Named as the tree names it, not where its symlink leads.
+        location=SourceLocation(
+            Path(os.path.relpath(os.path.abspath(path), os.path.abspath(layout.root))).as_posix()
+        ),
+        hint="remove the symlink, or choose --out/--kernels directories that contain it",
+    )
 
 
 def check_manifest_paths(manifest: Manifest, layout: Layout, shown: str) -> None:

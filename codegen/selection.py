@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import ident
+from .autocast import AutocastOp, autocast_problem
 from .errors import BackendYamlError, DeclarationsError
 from .model import BackendConfig, Declaration, DeclarationsFile, OpEntry
 from .op_status import OpStatus
@@ -74,6 +75,8 @@ class Selection:
     declarations: DeclarationsFile
     ops: tuple[SelectedOp, ...]
     """Every declared operator, sorted by name."""
+    autocast: tuple[AutocastOp, ...] = ()
+    """The ops the YAML adds to the autocast lists, sorted by name."""
 
     def with_status(self, *statuses: OpStatus) -> list[SelectedOp]:
         return [op for op in self.ops if op.status in statuses]
@@ -185,7 +188,33 @@ def select(config: BackendConfig, declarations: DeclarationsFile) -> Selection:
                 never_fallback=name in never,
             )
         )
-    return Selection(config=config, declarations=declarations, ops=tuple(ops))
+    return Selection(
+        config=config, declarations=declarations, ops=tuple(ops), autocast=_resolve_autocast(config, declarations)
+    )
+
+
+def _resolve_autocast(config: BackendConfig, declarations: DeclarationsFile) -> tuple[AutocastOp, ...]:
+    """The `autocast:` section checked: every op exists, is named once, and can join a list."""
+    found: dict[str, AutocastOp] = {}
+    for entry in config.autocast:
+        key = f"'autocast.{entry.policy.value}'"
+        declaration = declarations.get(entry.op.op_name)
+        if declaration is None:
+            raise _unknown_op_error(entry.op, key, declarations)
+        _require_schema(declaration, entry.op)
+        previous = found.get(entry.op.op_name)
+        if previous is not None:
+            raise BackendYamlError(
+                f"'{entry.op.op_name}' is listed twice in 'autocast' (first under "
+                f"'autocast.{previous.policy.value}' at line {previous.location.line})",
+                location=entry.op.location,
+                hint="an op is on one autocast list",
+            )
+        problem = autocast_problem(declaration)
+        if problem is not None:
+            raise BackendYamlError(f"{problem[0]} ({key})", location=entry.op.location, hint=problem[1])
+        found[entry.op.op_name] = AutocastOp(declaration, entry.policy, entry.op.location)
+    return tuple(found[name] for name in sorted(found))
 
 
 def _require_schema(declaration: Declaration, entry: OpEntry) -> None:

@@ -23,8 +23,8 @@ import torchgen
 from torchgen import local
 from torchgen.api import dispatcher
 from torchgen.api.translate import translate
-from torchgen.api.types import DispatcherSignature, NativeSignature
-from torchgen.model import Argument, FunctionSchema
+from torchgen.api.types import Binding, DispatcherSignature, NativeSignature
+from torchgen.model import Argument, CustomClassType, FunctionSchema
 
 import yaml
 
@@ -47,26 +47,38 @@ def _torchgen_flags(flags: tuple[bool, bool]) -> Iterator[None]:
         yield
 
 
+def _declaration_text(schema: FunctionSchema, arguments: list[Binding]) -> str:
+    parameters = ", ".join(a.no_default().decl() for a in arguments)
+    returns = dispatcher.returns_type(schema.returns).cpp_type()
+    return f"{returns} {dispatcher.name(schema)}({parameters})"
+
+
 def render_dispatcher_declaration(schema: FunctionSchema) -> str:
     """The declaration RegistrationDeclarations.h writes for `schema` (under the current flags)."""
-    arguments = ", ".join(a.no_default().decl() for a in dispatcher.arguments(schema))
-    returns = dispatcher.returns_type(schema.returns).cpp_type()
-    return f"{returns} {dispatcher.name(schema)}({arguments})"
+    return _declaration_text(schema, dispatcher.arguments(schema))
+
+
+def _rendering(declaration: Declaration) -> tuple[tuple[bool, bool] | None, list[Binding] | None]:
+    """`rendering_flags`, with the dispatcher arguments computed under the flags found (None
+    when the flags were decided without computing them), so a caller need not compute them
+    again."""
+    schema = declaration.require_schema()
+    arguments = schema.arguments.flat_all
+    if not any(a.is_write or a.type.is_list_like() for a in arguments):
+        # The flags only change how mutable tensors and tensor lists are spelled.
+        return _RENDERING_FLAGS[0], None
+    for flags in _RENDERING_FLAGS:
+        with _torchgen_flags(flags):
+            bindings = dispatcher.arguments(schema)
+            if _declaration_text(schema, bindings) == declaration.cpp_declaration:
+                return flags, bindings
+    return None, None
 
 
 def rendering_flags(declaration: Declaration) -> tuple[bool, bool] | None:
     """The torchgen flags under which the schema renders to the header's declaration, or None
     when no setting does (a header written by another torch release may spell types differently)."""
-    schema = declaration.require_schema()
-    arguments = schema.arguments.flat_all
-    if not any(a.is_write or a.type.is_list_like() for a in arguments):
-        # The flags only change how mutable tensors and tensor lists are spelled.
-        return _RENDERING_FLAGS[0]
-    for flags in _RENDERING_FLAGS:
-        with _torchgen_flags(flags):
-            if render_dispatcher_declaration(schema) == declaration.cpp_declaration:
-                return flags
-    return None
+    return _rendering(declaration)[0]
 
 
 # Ops that take tensors on two devices by design: copy_ calls them to move data between the host
@@ -186,37 +198,44 @@ def _guard_statements(
             for name in checked
         )
     if traits.device_guard:
-        if arguments.tensor_options is not None:
-            # A factory: make the requested device current while the kernel allocates.
-            statements.append(
-                "const c10::DeviceGuard device_guard(c10::device_or_default(device));"
-            )
-        else:
-            candidates = ([arguments.self_arg.argument] if arguments.self_arg else []) + list(
-                itertools.chain(arguments.out, arguments.flat_positional)
-            )
-            first = next(iter(_tensor_like(candidates)), None)
-            if first is not None:
-                statements.append(
-                    f"const c10::OptionalDeviceGuard device_guard(at::device_of({first}));"
-                )
+        guard = _device_guard_statement(schema)
+        if guard is not None:
+            statements.append(guard)
     return statements
+
+
+def _device_guard_statement(schema: FunctionSchema) -> str | None:
+    """torchgen's device guard: a factory makes the requested device current while the kernel
+    allocates; any other op the device of its first tensor (self, out=, then positional)."""
+    arguments = schema.arguments
+    if arguments.tensor_options is not None:
+        return "const c10::DeviceGuard device_guard(c10::device_or_default(device));"
+    candidates = ([arguments.self_arg.argument] if arguments.self_arg else []) + list(
+        itertools.chain(arguments.out, arguments.flat_positional)
+    )
+    first = next(iter(_tensor_like(candidates)), None)
+    if first is None:
+        return None
+    return f"const c10::OptionalDeviceGuard device_guard(at::device_of({first}));"
 
 
 def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendConfig) -> KernelBinding:
     schema = declaration.require_schema()
-    flags = rendering_flags(declaration) or _RENDERING_FLAGS[0]
+    found_flags, rendered_arguments = _rendering(declaration)
+    flags = found_flags or _RENDERING_FLAGS[0]
     with _torchgen_flags(flags):
         dispatcher_signature = DispatcherSignature.from_schema(schema)
         native_signature = NativeSignature(schema, symint=symint)
-        kernel_name = dispatcher.name(schema) + ("_symint" if symint else "")
-        kernel_arguments = ", ".join(a.no_default().defn() for a in native_signature.arguments())
-        kernel_argument_names = tuple(a.name for a in native_signature.arguments())
-        kernel_argument_types = tuple(a.type for a in native_signature.arguments())
-        kernel_returns = native_signature.returns_type().cpp_type()
-        wrapper_arguments = ", ".join(a.defn() for a in dispatcher_signature.arguments())
-        dispatcher_arguments = dispatcher_signature.arguments()
+        # Each arguments() call recomputes the C++ bindings from the schema: ask once, and not
+        # at all when finding the flags already did.
+        dispatcher_arguments = rendered_arguments or dispatcher_signature.arguments()
         native_arguments = native_signature.arguments()
+        kernel_name = dispatcher.name(schema) + ("_symint" if symint else "")
+        kernel_arguments = ", ".join(a.no_default().defn() for a in native_arguments)
+        kernel_argument_names = tuple(a.name for a in native_arguments)
+        kernel_argument_types = tuple(a.type for a in native_arguments)
+        kernel_returns = native_signature.returns_type().cpp_type()
+        wrapper_arguments = ", ".join(a.defn() for a in dispatcher_arguments)
         if [a.type for a in dispatcher_arguments] == [a.type for a in native_arguments]:
             # Same types in the same order (no SymInt to narrow): pass the arguments through.
             # translate() would say the same, at a quarter of a generation's time for 858 ops.
@@ -287,9 +306,8 @@ def fallback_binding(declaration: Declaration) -> FallbackBinding:
 
 @dataclass(frozen=True)
 class CustomKernelBinding:
-    """One C++ kernel of a custom op (its CPU or its device kernel), registered directly with
-    m.impl(): the dispatcher signature, which c10 checks against the schema when the library
-    loads."""
+    """One C++ kernel of a custom op (its CPU or its device kernel), registered with m.impl():
+    the dispatcher signature, which c10 checks against the schema when the library loads."""
 
     kernel_name: str
     qualified_kernel: str
@@ -297,21 +315,68 @@ class CustomKernelBinding:
     """`<returns> <kernel_name>(<arguments>)`, parameters named as in the schema."""
     type_signature: str
     """The declaration without parameter names (see KernelBinding.type_signature)."""
+    returns: str
+    parameters: str
+    """`const at::Tensor & a, double c`: the parameters with their names."""
+    argument_names: tuple[str, ...]
 
 
-def custom_kernel_binding(schema: FunctionSchema, kernel_name: str, scope: str) -> CustomKernelBinding:
+@dataclass(frozen=True)
+class CustomOpWrapper:
+    """What the registration binds instead of a device kernel: the same signature, making the
+    tensors' device current (c10::OptionalDeviceGuard) before calling the kernel, as PyTorch's
+    generated wrappers do for aten kernels."""
+
+    name: str
+    head: str
+    body: tuple[str, ...]
+
+
+def custom_class_type(class_type: CustomClassType, classes: Mapping[str, str]) -> str:
+    """The C++ parameter type of a custom class argument (`__torch__.torch.classes.foo.Queue`):
+    what c10 passes a kernel for it. `classes` maps torchgen's class name (`foo.Queue`) to the
+    C++ class; the YAML parser has checked every class argument names one of them."""
+    return f"const c10::intrusive_ptr<{classes[class_type.class_name]}> &"
+
+
+def custom_kernel_binding(
+    schema: FunctionSchema, kernel_name: str, scope: str, classes: Mapping[str, str]
+) -> CustomKernelBinding:
     """Custom ops use the dispatcher API as it is (c10::SymInt stays SymInt), with plain
     `at::TensorList` for Tensor[] and non-const references for mutated tensors: the types
-    c10's schema inference accepts for a function registered with m.impl()."""
+    c10's schema inference accepts for a function registered with m.impl(). torchgen's C++ API
+    has no type for a custom class argument; custom_class_type gives it."""
+    parameters: list[str] = []
+    types: list[str] = []
     with _torchgen_flags((False, False)):
-        signature = DispatcherSignature.from_schema(schema)
-        arguments = signature.arguments()
-        returns = signature.returns_type().cpp_type()
-        parameters = ", ".join(a.no_default().defn() for a in arguments)
-        types = ", ".join(a.type for a in arguments)
+        for argument in dispatcher.jit_arguments(schema):
+            if isinstance(argument.type, CustomClassType):
+                cpp_type = custom_class_type(argument.type, classes)
+                parameters.append(f"{cpp_type} {argument.name}")
+            else:
+                binding = dispatcher.argument(argument, symint=True)
+                cpp_type = binding.type
+                parameters.append(binding.no_default().defn())
+            types.append(cpp_type)
+        returns = dispatcher.returns_type(schema.returns, symint=True).cpp_type()
     return CustomKernelBinding(
         kernel_name=kernel_name,
         qualified_kernel=f"{scope}::{kernel_name}",
-        declaration=f"{returns} {kernel_name}({parameters})",
-        type_signature=f"{returns} {kernel_name}({types})",
+        declaration=f"{returns} {kernel_name}({', '.join(parameters)})",
+        type_signature=f"{returns} {kernel_name}({', '.join(types)})",
+        returns=returns,
+        parameters=", ".join(parameters),
+        argument_names=tuple(argument.name for argument in dispatcher.jit_arguments(schema)),
+    )
+
+
+def custom_op_wrapper(schema: FunctionSchema, kernel: CustomKernelBinding, wrapper_name: str) -> CustomOpWrapper:
+    """The device kernel's wrapper: the guard of the first tensor argument's device (or of the
+    `device` argument of a factory), then the kernel. An op without tensors gets no guard."""
+    guard = _device_guard_statement(schema)
+    call = f"{kernel.qualified_kernel}({', '.join(kernel.argument_names)});"
+    return CustomOpWrapper(
+        name=wrapper_name,
+        head=f"{kernel.returns} {wrapper_name}({kernel.parameters})",
+        body=(*([guard] if guard else []), f"return {call}" if kernel.returns != "void" else call),
     )

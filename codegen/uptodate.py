@@ -31,8 +31,8 @@ from .installed_torch import find_installed_torch
 from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .options import GenerateOptions
 from .outputs import JOURNAL_NAME, MANIFEST_NAME
-from .paths import CUSTOM_OPS_DIR, display_path
-from .resources import is_source_checkout, package_dir, templates_dir
+from .paths import CUSTOM_OPS_DIR, RealPaths, display_path, is_inside
+from .resources import is_source_checkout, package_dir, templates_dir, user_cache_dir
 
 _STAMP_FORMAT = 1
 
@@ -68,9 +68,8 @@ def _sha256_file(path: Path) -> str | None:
 
 
 def _stamp_path(out_dir: Path) -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     key = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:32]
-    return cache / "scaffold-backend" / "up-to-date" / f"{key}.json"
+    return user_cache_dir() / "up-to-date" / f"{key}.json"
 
 
 def record_current(options: GenerateOptions) -> None:
@@ -158,12 +157,13 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
 def _confined(manifest: Manifest, options: GenerateOptions) -> bool:
     """Every path the manifest names lands, symlinks followed, inside the output or the kernels
     directory: a crafted manifest must not make even this check read a file elsewhere."""
-    directories = (options.out_dir.resolve(), options.kernels_dir.resolve())
+    directories = (os.path.realpath(options.out_dir), os.path.realpath(options.kernels_dir))
+    real_paths = RealPaths()  # ~1400 files in a few directories: each directory resolved once
     for relative in (*manifest.files, *manifest.kernel_files, *manifest.orphaned_kernel_files):
-        if Path(relative).is_absolute():
+        if os.path.isabs(relative):
             return False
-        resolved = (options.out_dir / relative).resolve()
-        if not any(resolved.is_relative_to(directory) for directory in directories):
+        resolved = real_paths.real(options.out_dir / relative)
+        if not any(is_inside(resolved, directory) for directory in directories):
             return False
     return True
 

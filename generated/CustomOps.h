@@ -7,9 +7,12 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include "custom_classes/tensor_queue.h"
 
 namespace foo::custom_ops {
 
+void for_each_add__cpu(const c10::intrusive_ptr<foo::TensorQueue> & tq, const at::Tensor & inc);
+void for_each_add__foo(const c10::intrusive_ptr<foo::TensorQueue> & tq, const at::Tensor & inc);
 at::Tensor mymuladd_cpu(const at::Tensor & a, const at::Tensor & b, double c);
 at::Tensor mymuladd_foo(const at::Tensor & a, const at::Tensor & b, double c);
 

@@ -27,4 +27,7 @@ TORCH_LIBRARY_FRAGMENT(foo, m) {
           [](foo::TensorQueue::PickledState state) {
             return c10::make_intrusive<foo::TensorQueue>(std::move(state));
           });
+  // The custom ops that take a class (their kernels: RegisterCustomOps.cpp), defined here, after
+  // the classes: their schemas parse only once the classes are registered.
+  m.def("for_each_add_(__torch__.torch.classes.foo.TensorQueue tq, Tensor inc) -> ()");
 }

@@ -3,15 +3,35 @@
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
 // Registers the kernels of the foo:: custom ops (kernels/custom_ops/*.cpp).
+// The device kernels run behind a device guard (the YAML's device_guard: true), as aten
+// kernels do: the device of their first tensor argument is current while they run.
 // clang-format off
 #include "CustomOps.h"
 
+#include <ATen/DeviceGuard.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+namespace {
+
+void wrapper_for_each_add__foo(const c10::intrusive_ptr<foo::TensorQueue> & tq, const at::Tensor & inc) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(inc));
+  foo::custom_ops::for_each_add__foo(tq, inc);
+}
+
+at::Tensor wrapper_mymuladd_foo(const at::Tensor & a, const at::Tensor & b, double c) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(a));
+  return foo::custom_ops::mymuladd_foo(a, b, c);
+}
+
+}  // namespace
+
 TORCH_LIBRARY_IMPL(foo, PrivateUse1, m) {
-  m.impl("mymuladd", TORCH_FN(foo::custom_ops::mymuladd_foo));
+  m.impl("for_each_add_", TORCH_FN(wrapper_for_each_add__foo));
+  m.impl("mymuladd", TORCH_FN(wrapper_mymuladd_foo));
 }
 
 TORCH_LIBRARY_IMPL(foo, CPU, m) {
+  m.impl("for_each_add_", TORCH_FN(foo::custom_ops::for_each_add__cpu));
   m.impl("mymuladd", TORCH_FN(foo::custom_ops::mymuladd_cpu));
 }

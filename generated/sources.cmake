@@ -11,6 +11,7 @@ set(SCAFFOLD_GENERATED_DIR "${CMAKE_CURRENT_LIST_DIR}")
 set(SCAFFOLD_GENERATED_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/CustomOpDefinitions.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/PrivateUse1Fallback.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/RegisterAutocastPrivateUse1.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterAutogradPrivateUse1.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterCustomClasses.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/RegisterCustomOps.cpp"
@@ -43,6 +44,7 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/convolution_overrideable.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/cos.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_classes/tensor_queue.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_ops/for_each_add_.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_ops/mymuladd.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/div.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/empty.cpp"
@@ -91,6 +93,7 @@ set(SCAFFOLD_KERNEL_SOURCES
 )
 
 set(SCAFFOLD_CUSTOM_OP_PYTHON
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_ops/for_each_add_.py"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_ops/mymuladd.py"
   "${CMAKE_CURRENT_LIST_DIR}/custom_ops/__init__.py"
 )

@@ -72,7 +72,7 @@ def test_fallback_mode() -> None:
         ("supported: [add.out\n", "b.yaml:1: invalid YAML: expected ',' or ']', but got '<stream end>'"),
         ("- abs\n", "b.yaml:1: the backend YAML must be a mapping of keys to values"),
         ("cpp_namespace: foo\n", "b.yaml:1: missing required key 'backend'\n  hint: torchgen's backend YAML requires 'backend' and 'cpp_namespace'"),
-        (HEAD + "suported: [abs]\n", "b.yaml:3: unknown key 'suported' in the backend YAML\n  hint: did you mean 'supported'? valid keys: backend, cpp_namespace, class_name, supported, autograd, symint, use_out_as_primary, device_guard, extra_headers, device, fallback, shards, custom_ops, custom_classes"),
+        (HEAD + "suported: [abs]\n", "b.yaml:3: unknown key 'suported' in the backend YAML\n  hint: did you mean 'supported'? valid keys: backend, cpp_namespace, class_name, supported, autograd, symint, use_out_as_primary, device_guard, extra_headers, device, fallback, shards, custom_ops, custom_classes, autocast"),
         (HEAD + "backend: XLA\n", "b.yaml:3: key 'backend' appears twice (first at line 1)"),
         (HEAD + "full_codegen: [abs]\n", "b.yaml:3: key 'full_codegen' is not supported: it belongs to torchgen's lazy-tensor generator (gen_lazy_tensor), which scaffold-backend does not replace\n  hint: list these ops under 'supported' and write their kernels, or keep generating them with torchgen.gen_lazy_tensor"),
         (HEAD + "ir_gen: [abs]\n", "b.yaml:3: key 'ir_gen' is not supported: it belongs to torchgen's lazy-tensor generator (gen_lazy_tensor), which scaffold-backend does not replace\n  hint: list these ops under 'supported' and write their kernels, or keep generating them with torchgen.gen_lazy_tensor"),

@@ -122,6 +122,69 @@ def test_bad_custom_ops_messages(text: str, message: str) -> None:
     assert error_of(text) == message
 
 
+CLASSES = "custom_classes:\n  Queue:\n    init: ()\n"
+
+
+def test_a_custom_op_takes_a_class_of_the_backend() -> None:
+    # A trailing '_' is torchgen's "in place on self"; for_each_add_ mutates what its class
+    # argument holds, and keeps its name.
+    config = parse_backend_yaml(
+        HEAD + "  - for_each_add_(__torch__.torch.classes.tiny.Queue q, Tensor inc) -> ()\n"
+        "  - scale_(Tensor(a!) self, float f) -> Tensor(a!)\n" + CLASSES,
+        display_path="b.yaml",
+    )
+    class_op, inplace = config.custom_ops
+    assert str(class_op.schema) == "for_each_add_(__torch__.torch.classes.tiny.Queue q, Tensor inc) -> ()"
+    assert class_op.op_name == "for_each_add_" and class_op.group == "for_each_add_"
+    assert not class_op.schema.name.name.inplace
+    assert inplace.schema.name.name.inplace  # a real in-place op stays one
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "  - f(__torch__.torch.classes.tiny.Stack s) -> ()\n",
+            "b.yaml:5: custom op 'tiny::f': argument 's' has the class type "
+            "'__torch__.torch.classes.tiny.Stack', which is not a class of this backend's 'custom_classes'\n"
+            "  hint: declared classes: __torch__.torch.classes.tiny.Queue",
+        ),
+        (
+            "  - f(__torch__.torch.classes.other.Queue s) -> ()\n",
+            "b.yaml:5: custom op 'tiny::f': argument 's' has the class type "
+            "'__torch__.torch.classes.other.Queue', which is not a class of this backend's 'custom_classes'\n"
+            "  hint: declared classes: __torch__.torch.classes.tiny.Queue",
+        ),
+        (
+            "  - f(__torch__.torch.classes.tiny.Queue? s) -> ()\n",
+            "b.yaml:5: custom op 'tiny::f': argument 's' has the type '__torch__.torch.classes.tiny.Queue?'; "
+            "a class can only be taken as a plain argument (not optional or in a list)",
+        ),
+        (
+            "  - f(Tensor a) -> __torch__.torch.classes.tiny.Queue\n",
+            "b.yaml:5: custom op 'tiny::f' returns the class type '__torch__.torch.classes.tiny.Queue', which "
+            "custom ops cannot return\n  hint: return tensors; a class object is created by its constructor",
+        ),
+        (
+            "  - f_(Tensor a) -> ()\n",
+            "b.yaml:5: 'f_(Tensor a) -> ()' is not an operator schema (Inplace op f_ must have a self argument "
+            "with a mutable annotation)\n  hint: write it as in native_functions.yaml: name(Tensor a, float c) "
+            "-> Tensor",
+        ),
+    ],
+)
+def test_bad_class_arguments_are_one_error_with_the_line(line: str, message: str) -> None:
+    assert error_of(HEAD + line + CLASSES) == message
+
+
+def test_a_class_argument_without_classes_says_where_to_declare_it() -> None:
+    assert error_of(HEAD + "  - f(__torch__.torch.classes.tiny.Queue q) -> ()\n") == (
+        "b.yaml:5: custom op 'tiny::f': argument 'q' has the class type '__torch__.torch.classes.tiny.Queue', "
+        "which is not a class of this backend's 'custom_classes'\n  hint: declare the class under "
+        "'custom_classes'"
+    )
+
+
 def test_reserved_namespaces_cover_the_installed_torch() -> None:
     """Every namespace PyTorch defines ops in (no backend loaded) is refused."""
     script = (

@@ -123,6 +123,21 @@ def large_yamls(tmp_path: Path) -> tuple[str, str]:
     return old, new
 
 
+def generate_in(root: Path, yaml_text: str, args: list[str] = ARGS) -> None:
+    """Give the project at `root` the YAML `yaml_text` and generate it, successfully."""
+    write(root / "backend.yaml", yaml_text)
+    code, stderr = finish(cli(root, args=args))
+    assert code == 0, stderr
+
+
+def generate_copy(base: Path, copy: Path, yaml_text: str, args: list[str] = ARGS) -> float:
+    """Copy the project `base` to `copy` and generate it with `yaml_text`; the run's seconds."""
+    shutil.copytree(base, copy)
+    started = time.monotonic()
+    generate_in(copy, yaml_text, args)
+    return time.monotonic() - started
+
+
 def small_yamls() -> tuple[str, str]:
     """The small backend (old) and an upgrade of it (new) that rewrites, creates, deletes and
     merges: another shard count, mm.out added, tril.out dropped, abs_ joining abs's kernel file."""
@@ -144,24 +159,17 @@ def small_upgrade(
     old_yaml, new_yaml = small_yamls()
     directory = tmp_path_factory.mktemp("small")
     base = directory / "base"
-    write(base / "backend.yaml", old_yaml)
     write(base / "RegistrationDeclarations.h", (TESTS / "data" / "declarations_2.13_subset.h").read_text())
-    code, stderr = finish(cli(base, args=SMALL_ARGS))
-    assert code == 0, stderr
+    generate_in(base, old_yaml, SMALL_ARGS)
     abs_cpp = base / "kernels" / "abs.cpp"
     abs_cpp.write_text(abs_cpp.read_text().replace("// ", "// edited: ", 1))
     old = project_tree(base)
 
     reference = directory / "reference"
-    shutil.copytree(base, reference)
-    write(reference / "backend.yaml", new_yaml)
-    code, stderr = finish(cli(reference, args=SMALL_ARGS))
-    assert code == 0, stderr
+    generate_copy(base, reference, new_yaml, SMALL_ARGS)
     new = project_tree(reference)
     assert b"// edited: " in new["kernels/abs.cpp"] and b"abs_(" in new["kernels/abs.cpp"]
-    write(reference / "backend.yaml", old_yaml)
-    code, stderr = finish(cli(reference, args=SMALL_ARGS))
-    assert code == 0, stderr
+    generate_in(reference, old_yaml, SMALL_ARGS)
     back_again = project_tree(reference)
 
     probe = directory / "probe"
@@ -233,14 +241,10 @@ def test_kill_9_at_every_phase_of_a_large_generate_then_rerun(tmp_path: Path) ->
     """Every required op: the kill lands in each phase, and at a few renames drawn at random."""
     old_yaml, new_yaml = large_yamls(tmp_path)
     base = tmp_path / "base"
-    write(base / "backend.yaml", old_yaml)
-    assert finish(cli(base))[0] == 0
+    generate_in(base, old_yaml)
     old = project_tree(base)
-    reference = tmp_path / "reference"
-    shutil.copytree(base, reference)
-    write(reference / "backend.yaml", new_yaml)
-    assert finish(cli(reference))[0] == 0
-    new = project_tree(reference)
+    generate_copy(base, tmp_path / "reference", new_yaml)
+    new = project_tree(tmp_path / "reference")
 
     probe = tmp_path / "probe"
     shutil.copytree(base, probe)
@@ -272,18 +276,10 @@ def test_kill_9_at_every_phase_of_a_large_generate_then_rerun(tmp_path: Path) ->
 def test_kill_9_at_random_points_then_rerun_gives_the_new_tree(tmp_path: Path) -> None:
     old_yaml, new_yaml = large_yamls(tmp_path)
     base = tmp_path / "base"
-    write(base / "backend.yaml", old_yaml)
-    assert finish(cli(base))[0] == 0
+    generate_in(base, old_yaml)
     old = project_tree(base)
-
-    reference = tmp_path / "reference"
-    shutil.copytree(base, reference)
-    write(reference / "backend.yaml", new_yaml)
-    started = time.monotonic()
-    code, stderr = finish(cli(reference))
-    duration = time.monotonic() - started
-    assert code == 0, stderr
-    new = project_tree(reference)
+    duration = generate_copy(base, tmp_path / "reference", new_yaml)
+    new = project_tree(tmp_path / "reference")
     assert new != old
 
     generator = random.Random(SEED)

@@ -14,6 +14,7 @@ import yaml
 from scaffold_testing import INSTALLED_TORCH, REPO, run_cli_process, tree
 
 from scaffold_backend.core_ops import CORE_OPS
+from scaffold_backend.init_examples import render_example_files
 from scaffold_backend.init_project import (
     REFERENCE_BACKEND_LAYOUT,
     ProjectNames,
@@ -156,12 +157,23 @@ def test_new_project_shape(tmp_path: Path) -> None:
     assert b"return scaffold::runtime::empty(size, dtype, layout, device, pin_memory, memory_format);" in files["kernels/empty.cpp"]
     assert b'TORCH_CHECK_NOT_IMPLEMENTED(false, "bar: aten::abs.out has no kernel yet' in files["kernels/abs.cpp"]
     # The example custom op: declared in the YAML, its files filled in (not stubs), documented.
-    assert config["custom_ops"] == [{"schema": "mymuladd(Tensor a, Tensor b, float c) -> Tensor", "autograd": True}]
+    assert config["custom_ops"][0] == {"schema": "mymuladd(Tensor a, Tensor b, float c) -> Tensor", "autograd": True}
     assert b"at::Tensor mymuladd_bar(const at::Tensor & a, const at::Tensor & b, double c) {" in files["kernels/custom_ops/mymuladd.cpp"]
     assert b"TORCH_CHECK_NOT_IMPLEMENTED" not in files["kernels/custom_ops/mymuladd.cpp"]
     assert b"return grad_a, grad_b, None" in files["kernels/custom_ops/mymuladd.py"]
     assert b"TORCH_LIBRARY(bar, m)" in files["generated/CustomOpDefinitions.cpp"]
     assert b"## Custom ops" in files["README.md"] and b"def test_custom_op_opcheck" in files["tests/test_bar.py"]
+    # The example custom class and the op that takes it: declared, filled in, tested.
+    assert list(config["custom_classes"]) == ["TensorQueue"]
+    class_op = "for_each_add_(__torch__.torch.classes.bar.TensorQueue tq, Tensor inc) -> ()"
+    assert config["custom_ops"][1:] == [{"schema": class_op}]
+    for name in ("custom_classes/tensor_queue.h", "custom_classes/tensor_queue.cpp", "custom_classes/tensor_queue.py",
+                 "custom_ops/for_each_add_.cpp", "custom_ops/for_each_add_.py"):
+        assert b"NotImplemented" not in files[f"kernels/{name}"], name
+    assert b"void for_each_add__bar(const c10::intrusive_ptr<bar::TensorQueue> & tq, const at::Tensor & inc) {" \
+        in files["kernels/custom_ops/for_each_add_.cpp"]
+    assert b'@torch._library.register_fake_class("bar::TensorQueue")' in files["kernels/custom_classes/tensor_queue.py"]
+    assert b"def test_custom_class_under_compile_and_export" in files["tests/test_bar.py"]
     # Generated sources are current, and plain `scaffold-backend generate` works in the project.
     check = run_cli_process(["generate", "--check"], project)
     assert check.returncode == 0, check.stdout + check.stderr
@@ -220,6 +232,10 @@ def test_reference_backend_is_init_plus_its_own_kernels(tmp_path: Path) -> None:
     for name, content in project.items():
         if name.startswith("kernels/") and b"scaffold::runtime::" in content:
             assert reference_kernels[name[len("kernels/"):]] == content  # core kernels: identical
+    # The examples init fills in are the reference backend's own files, rendered for foo.
+    for name, content in render_example_files("foo", "torch_foo", "yaml/foo.yaml").items():
+        assert reference_kernels[name].decode() == content, f"runtime/kernels/{name} drifted from its template"
+        assert project[f"kernels/{name}"].decode() == content, name
     for name, content in render_package_files(ProjectNames("foo"), REFERENCE_BACKEND_LAYOUT).items():
         assert (REPO / "runtime" / name).read_text() == content, f"runtime/{name} drifted from its template"
 

@@ -86,6 +86,22 @@ def test_new_op_in_an_edited_group_is_appended(tmp_path: Path) -> None:
     assert merged.endswith("}\n\n}  // namespace tiny\n")
 
 
+def test_new_op_the_user_already_wrote_is_not_added_twice(tmp_path: Path) -> None:
+    """A kernel written by hand before its op joins the YAML (here reformatted, as a user
+    would) counts as defined: the merge adds no second definition, which would not compile."""
+    root = setup(tmp_path)
+    stub = root / "kernels" / "view.cpp"
+    edited = implement(stub, "at::Tensor view(const at::Tensor & self, at::IntArrayRef size) {")
+    ahead = "at::Tensor\nview(const at::Tensor& self,\n     at::ScalarType dtype) {\n  return self.view(dtype);\n}\n\n"
+    edited = edited.replace("}  // namespace tiny", ahead + "}  // namespace tiny")
+    stub.write_text(edited)
+    code, out, err = regenerate(root, YAML + "  - view.dtype\n")
+    assert code == 0, err
+    assert stub.read_text() == edited
+    code, out, err = regenerate(root, YAML + "  - view.dtype\n")
+    assert code == 0 and out.strip().endswith("everything up to date"), out + err
+
+
 def test_reformatted_signature_conflicts_with_markers_and_exit_1(tmp_path: Path) -> None:
     root = setup(tmp_path)
     stub = root / "kernels" / "view.cpp"

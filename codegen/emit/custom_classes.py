@@ -12,6 +12,7 @@ from torchgen import local
 from torchgen.api import cpp
 from torchgen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Return, Type
 
+from .. import ident
 from ..custom_classes import FLATTEN_MEMBER, ClassMethod, CustomClass
 from ..outputs import CUSTOM_CLASS_DIRECTORY as CLASS_DIRECTORY
 from ..outputs import CUSTOM_CLASS_REGISTRATION as REGISTRATION_FILE
@@ -116,9 +117,17 @@ def _py_method(method: ClassMethod) -> PyMethod:
 
 
 def emit_registration(
-    classes: tuple[CustomClass, ...], *, banner: str, device: str, cpp_namespace: str, yaml_path: str
+    classes: tuple[CustomClass, ...],
+    *,
+    banner: str,
+    device: str,
+    cpp_namespace: str,
+    yaml_path: str,
+    class_op_schemas: tuple[str, ...] = (),
 ) -> str:
-    """The generated TORCH_LIBRARY_FRAGMENT(<device>) registering every class."""
+    """The generated TORCH_LIBRARY_FRAGMENT(<device>) registering every class, then defining the
+    custom ops that take one (`class_op_schemas`, C++ string literals): a schema naming a class
+    parses only once the class is registered, which one block guarantees."""
     return render(
         "codegen/RegisterCustomClasses.cpp.j2",
         banner=banner,
@@ -135,6 +144,7 @@ def emit_registration(
             for c in sorted(classes, key=lambda c: c.name)
         ],
         flatten_member=FLATTEN_MEMBER,
+        class_op_schemas=list(class_op_schemas),
     )
 
 
@@ -186,6 +196,11 @@ def emit_custom_class_registration(context: EmitContext) -> list[OutputFile]:
         device=config.device,
         cpp_namespace=config.cpp_namespace,
         yaml_path=config.display_path,
+        class_op_schemas=tuple(
+            ident.cpp_string_literal(str(op.schema))
+            for op in sorted(config.custom_ops, key=lambda op: op.op_name)
+            if op.takes_class
+        ),
     )
     return [OutputFile(path=context.layout.in_out(REGISTRATION_FILE), content=content, owner=Owner.GENERATOR)]
 

@@ -22,16 +22,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torchgen.api.python import return_type_str_pyi
-from torchgen.model import FunctionSchema, SchemaKind
+from torchgen.model import CustomClassType, FunctionSchema, SchemaKind
 
 from .. import ident
-from ..kernel_file import STUB_MACROS, KernelFile, StubFileArguments, StubKernel, kernel_snippets, render_kernel_file
+from ..kernel_file import KernelFile, StubFileArguments, StubKernel, render_kernel_file
 from ..model import CustomOp
-from ..outputs import OutputFile, Owner
+from ..outputs import CUSTOM_CLASS_DIRECTORY, OutputFile, Owner
 from ..paths import CUSTOM_OPS_DIR
 from ..render import render
-from ..signatures import CustomKernelBinding, custom_kernel_binding
+from ..signatures import CustomKernelBinding, CustomOpWrapper, custom_kernel_binding, custom_op_wrapper
 from .common import generated_banner
 from .context import EmitContext
 
@@ -43,6 +42,8 @@ KERNEL_TEMPLATE = "codegen/custom_op_kernels.cpp.j2"
 PYTHON_TEMPLATE = "codegen/custom_op_impl.py.j2"
 PYTHON_MACROS = ("codegen/macros/python_stub.j2", "python_stub")
 PYTHON_CLOSING = "# scaffold-backend adds the functions of new overloads above this line."
+# What the device kernels' guards need: at::device_of and c10::OptionalDeviceGuard.
+GUARD_INCLUDES = ("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>")
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,9 @@ class CustomOpBinding:
     device: CustomKernelBinding
     schema_literal: str
     """The schema as a C++ string literal, for m.def()."""
+    device_wrapper: CustomOpWrapper | None
+    """What the registration binds for the device kernel: the kernel behind a device guard
+    (the YAML's `device_guard: true`), else None (the kernel itself)."""
 
     @property
     def stem(self) -> str:
@@ -66,18 +70,44 @@ def kernel_namespace(context: EmitContext) -> str:
     return f"{context.config.cpp_namespace}::{CUSTOM_OPS_DIR}"
 
 
+def class_types(context: EmitContext) -> dict[str, str]:
+    """torchgen's name of each custom class (`foo.TensorQueue`) -> its C++ class."""
+    config = context.config
+    return {f"{config.device}.{c.name}": f"{config.cpp_namespace}::{c.name}" for c in config.custom_classes}
+
+
+def _class_headers(context: EmitContext, bindings: list[CustomOpBinding]) -> list[str]:
+    """The headers of the custom classes the ops take (the kernels directory is on the include
+    path), so the kernels' declarations can name them."""
+    used = {
+        argument.type.class_name
+        for binding in bindings
+        for argument in binding.op.schema.arguments.flat_all
+        if isinstance(argument.type, CustomClassType)
+    }
+    device = context.config.device
+    classes = context.config.custom_classes
+    return sorted(f"{CUSTOM_CLASS_DIRECTORY}/{c.file_stem}.h" for c in classes if f"{device}.{c.name}" in used)
+
+
 def custom_op_bindings(context: EmitContext) -> list[CustomOpBinding]:
     scope = kernel_namespace(context)
     device = context.config.device
+    classes = class_types(context)
     bindings = []
     for op in sorted(context.config.custom_ops, key=lambda op: op.op_name):
         stem = ident.custom_kernel_base(op.schema.name)
+        device_kernel = custom_kernel_binding(op.schema, f"{stem}_{device}", scope, classes)
+        wrapper = None
+        if context.config.device_guard:
+            wrapper = custom_op_wrapper(op.schema, device_kernel, f"wrapper_{stem}_{device}")
         bindings.append(
             CustomOpBinding(
                 op=op,
-                cpu=custom_kernel_binding(op.schema, f"{stem}_cpu", scope) if op.cpu else None,
-                device=custom_kernel_binding(op.schema, f"{stem}_{device}", scope),
+                cpu=custom_kernel_binding(op.schema, f"{stem}_cpu", scope, classes) if op.cpu else None,
+                device=device_kernel,
                 schema_literal=ident.cpp_string_literal(str(op.schema)),
+                device_wrapper=wrapper,
             )
         )
     return bindings
@@ -119,6 +149,7 @@ def emit_custom_op_files(context: EmitContext) -> list[OutputFile]:
         return [python]
     namespace = config.device
     kernels = [kernel for binding in bindings for kernel in binding.kernels]
+    wrappers = [binding.device_wrapper for binding in bindings if binding.device_wrapper]
     return [
         OutputFile(
             path=layout.in_out(HEADER_FILE),
@@ -128,6 +159,7 @@ def emit_custom_op_files(context: EmitContext) -> list[OutputFile]:
                 namespace=namespace,
                 namespace_open=f"namespace {kernel_namespace(context)} {{",
                 namespace_close=f"}}  // namespace {kernel_namespace(context)}",
+                class_headers=_class_headers(context, bindings),
                 declarations=[f"{kernel.declaration};" for kernel in kernels],
             ),
             owner=Owner.GENERATOR,
@@ -138,7 +170,10 @@ def emit_custom_op_files(context: EmitContext) -> list[OutputFile]:
                 "codegen/CustomOpDefinitions.cpp.j2",
                 banner=banner,
                 namespace=namespace,
-                schemas=[binding.schema_literal for binding in bindings],
+                # An op taking a class is defined with the classes (RegisterCustomClasses.cpp):
+                # its schema parses only once the class is registered, and the order in which
+                # files' static initialisers run is unspecified.
+                schemas=[binding.schema_literal for binding in bindings if not binding.op.takes_class],
             ),
             owner=Owner.GENERATOR,
         ),
@@ -149,8 +184,16 @@ def emit_custom_op_files(context: EmitContext) -> list[OutputFile]:
                 banner=banner,
                 namespace=namespace,
                 header=HEADER_FILE,
+                guard_includes=list(GUARD_INCLUDES) if wrappers else [],
+                wrappers=wrappers,
                 registrations=[
-                    (config.backend, [(b.op.op_name, b.device.qualified_kernel) for b in bindings]),
+                    (
+                        config.backend,
+                        [
+                            (b.op.op_name, b.device_wrapper.name if b.device_wrapper else b.device.qualified_kernel)
+                            for b in bindings
+                        ],
+                    ),
                     ("CPU", [(b.op.op_name, b.cpu.qualified_kernel) for b in bindings if b.cpu]),
                 ],
             ),
@@ -204,7 +247,6 @@ def _cpp_file(context: EmitContext, group: str, names: str, members: list[Custom
             Owner.USER,
         ),
         kernels=kernels,
-        snippets=kernel_snippets(kernels, (STUB_MACROS, "kernel_stub")),
         namespace_close=namespace_close,
         template_arguments=arguments,
         template=KERNEL_TEMPLATE,
@@ -249,7 +291,6 @@ def _python_file(context: EmitContext, group: str, names: str, members: list[Cus
             Owner.USER,
         ),
         kernels=kernels,
-        snippets=kernel_snippets(kernels, PYTHON_MACROS),
         namespace_close=PYTHON_CLOSING,
         template_arguments=template_arguments,
         template=PYTHON_TEMPLATE,
@@ -264,6 +305,10 @@ def _python_stub(head: str, returns: str, body: str) -> StubKernel:
 
 
 def _returns_annotation(schema: FunctionSchema) -> str:
+    # Imported here: torchgen.api.python pulls in torchgen.gen (~75 ms), which only backends
+    # with custom ops need.
+    from torchgen.api.python import return_type_str_pyi
+
     types = [return_type_str_pyi(r.type) for r in schema.returns]
     if not types:
         return "None"
@@ -274,6 +319,15 @@ def _fake_body(op: CustomOp) -> str:
     """What a fresh fake kernel returns: the output's shape where the schema alone decides it."""
     schema = op.schema
     returns = schema.returns
+    takes_class = [a.name for a in schema.arguments.flat_all if isinstance(a.type, CustomClassType)]
+    if takes_class:
+        # What the op does to the object cannot be read from the schema, and a fake that does
+        # nothing would let a traced program see a state the real one never has.
+        return (
+            f'raise NotImplementedError("{op.qualified_name}: write its fake kernel '
+            f"({ident.custom_kernel_base(schema.name)}_fake) in this file: apply the op to the fake "
+            f'object(s) {", ".join(takes_class)} as the kernel does to the real one")'
+        )
     if not returns:
         return "return None"
     if len(returns) == 1 and str(returns[0].type) == "Tensor":

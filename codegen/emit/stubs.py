@@ -8,7 +8,7 @@ stub function (a KernelFile): merge.py uses them to update a file the user has e
 
 from __future__ import annotations
 
-from ..kernel_file import KernelFile, StubFileArguments, StubKernel, kernel_snippets, render_kernel_file
+from ..kernel_file import KernelFile, StubFileArguments, StubKernel, render_kernel_file
 from ..outputs import OutputFile, Owner, group_header
 from .context import EmitContext
 
@@ -43,7 +43,6 @@ def emit_stubs(context: EmitContext) -> list[KernelFile]:
                     context.layout.stub_path(group), render_kernel_file(template_arguments, kernels), Owner.USER
                 ),
                 kernels=kernels,
-                snippets=kernel_snippets(kernels),
                 namespace_close=namespace_close,
                 template_arguments=template_arguments,
             )

@@ -2,9 +2,10 @@
 // autocast op lists (ATen/autocast_mode.h, the lists CUDA and CPU use),
 // registered for the AutocastPrivateUse1 key. Ops on no list fall through.
 //
-// A registration file only: the casting itself is ATen's WrapFunction. A
-// backend whose hardware prefers other lists adds its own m.impl lines below
-// (or removes some); the generator's YAML does not change this file.
+// A registration file only: the casting itself is ATen's WrapFunction. Ops
+// PyTorch does not cast are added by the backend YAML's `autocast:` section
+// (generated/RegisterAutocastPrivateUse1.cpp); a backend whose hardware needs
+// PyTorch's own lists changed edits the lines below.
 //
 // autocast_mode.h pulls in ATen.h (the slowest include of the runtime, ~30 s);
 // it is confined to this translation unit.

@@ -285,16 +285,24 @@ c10::List<std::optional<at::Tensor>> host_views(
   return views;
 }
 
-// An in-place or out= device tensor takes the layout its host view ended
-// with (resize_ by the kernel; the storage itself was adopted already).
+// An in-place or out= device tensor takes the layout and value bits its host
+// view ended with: resize_ by the kernel (the storage itself was adopted
+// already), or a lazy conjugation the kernel set on its out= tensor
+// (linalg_lu_solve with left=False returns its result that way).
 void sync_written_tensor(const at::Tensor& device_tensor, const at::Tensor& host_view) {
   if (!device_tensor.defined() || !device_tensor.device().is_privateuseone()) {
     return;
   }
+  c10::TensorImpl* impl = device_tensor.unsafeGetTensorImpl();
   if (device_tensor.sizes() != host_view.sizes() || device_tensor.strides() != host_view.strides() ||
       device_tensor.storage_offset() != host_view.storage_offset()) {
-    device_tensor.unsafeGetTensorImpl()->set_sizes_and_strides(
-        host_view.sizes(), host_view.strides(), host_view.storage_offset());
+    impl->set_sizes_and_strides(host_view.sizes(), host_view.strides(), host_view.storage_offset());
+  }
+  if (device_tensor.is_conj() != host_view.is_conj()) {
+    impl->_set_conj(host_view.is_conj());
+  }
+  if (device_tensor.is_neg() != host_view.is_neg()) {
+    impl->_set_neg(host_view.is_neg());
   }
 }
 

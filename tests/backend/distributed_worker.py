@@ -293,6 +293,34 @@ def fsdp() -> None:
     assert_same_weights("FSDP1", gathered, reference)
 
 
+def wait_gates_the_stream() -> None:
+    """Work.wait() returns before the collective is done and makes the current stream wait.
+
+    Rank 1 joins the all_reduce only after rank 0's wait() has returned (told through the
+    store), so a wait() that blocked the host would never return: the test proves the
+    asynchrony without timing. Meanwhile rank 0's current stream is gated (query() is False),
+    and work on it after the wait() -- the add below -- sees the reduced values."""
+    torch.foo.set_device(DEVICE.index)
+    store = dist.distributed_c10d._get_default_store()
+    t = on_device(torch.full((64,), float(RANK + 1)))
+    expected = torch.full((64,), float(sum(range(1, WORLD + 1))))
+    side = torch.foo.Stream()
+    with torch.foo.stream(side):  # a non-default current stream, as in an overlap pattern
+        if RANK == 0:
+            work = dist.all_reduce(t, async_op=True)
+            work.wait()
+            if side.query():
+                raise AssertionError("rank 0: the stream is idle while the all_reduce is pending")
+            store.set("rank 0 waited", "yes")
+            plus_one = t + 1  # ordered behind the collective on the gated stream
+            check("result after wait()", t, expected)
+            check("work queued after wait()", plus_one, expected + 1)
+        else:
+            store.wait(["rank 0 waited"])
+            dist.all_reduce(t)
+            check("result", t, expected)
+
+
 def rank_dies() -> None:
     """The last rank exits before the collective: the others must fail with an error, soon."""
     torch.foo.set_device(DEVICE.index)
@@ -302,7 +330,8 @@ def rank_dies() -> None:
     t = on_device(torch.ones(1000))
     start = time.monotonic()
     try:
-        dist.all_reduce(t)
+        dist.all_reduce(t)  # returns once the current stream waits for the collective
+        t.cpu()  # reads the result: the host waits here
     except Exception as error:  # noqa: BLE001 -- what the test looks at is the message
         print(f"FAILED after {time.monotonic() - start:.1f}s: {type(error).__name__}: {error}")
         sys.stdout.flush()
@@ -310,7 +339,13 @@ def rank_dies() -> None:
     raise AssertionError(f"rank {RANK}: all_reduce succeeded without the last rank")
 
 
-SCENARIOS = {"collectives": collectives, "ddp": ddp, "fsdp": fsdp, "rank_dies": rank_dies}
+SCENARIOS = {
+    "collectives": collectives,
+    "wait_gates_the_stream": wait_gates_the_stream,
+    "ddp": ddp,
+    "fsdp": fsdp,
+    "rank_dies": rank_dies,
+}
 
 
 def main() -> None:

@@ -185,3 +185,51 @@ def test_export_of_a_plain_model_round_trips_and_runs_on_the_device() -> None:
     got = loaded.module()(x)
     assert got.device.type == DEVICE
     torch.testing.assert_close(got.cpu(), model(x).detach().cpu())
+
+
+# ---------------------------------------------------------------------------------------------
+# The device guard of the generated registration (generated/RegisterCustomOps.cpp, the YAML's
+# device_guard: true): the device kernel runs with its tensors' device current, as aten kernels
+# do. mymuladd's device kernel refuses to run otherwise (runtime/kernels/custom_ops/mymuladd.cpp).
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def second_device():
+    if torch.foo.device_count() < 2:
+        pytest.skip("needs two foo devices (SCAFFOLD_DEVICE_COUNT)")
+    previous = torch.foo.current_device()
+    torch.foo.set_device(0)
+    yield torch.device(DEVICE, 1)
+    torch.foo.set_device(previous)
+
+
+def test_device_kernel_runs_with_its_tensors_device_current(second_device: torch.device) -> None:
+    a, b = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([4.0, 5.0, 6.0])
+    result = torch.ops.foo.mymuladd(a.to(second_device), b.to(second_device), 2)
+    assert result.device == second_device
+    assert result.cpu().tolist() == [6.0, 12.0, 20.0]
+    # The guard restores the caller's current device.
+    assert torch.foo.current_device() == 0
+    # And the other way round: device 0's tensors from a thread whose current device is 1.
+    torch.foo.set_device(1)
+    assert torch.ops.foo.mymuladd(a.to(DEVICE + ":0"), b.to(DEVICE + ":0"), 2).device == torch.device(DEVICE, 0)
+    assert torch.foo.current_device() == 1
+
+
+def test_the_guard_holds_through_autograd_and_compile(second_device: torch.device) -> None:
+    a = torch.randn(4, device=second_device, requires_grad=True)
+    b = torch.randn(4, device=second_device)
+    torch.ops.foo.mymuladd(a, b, 1.0).sum().backward()
+    torch.testing.assert_close(a.grad.cpu(), b.cpu())
+    compiled = torch.compile(lambda x, y: torch.ops.foo.mymuladd(x, y, 2.0), backend="aot_eager", fullgraph=True)
+    torch.testing.assert_close(compiled(a.detach(), b).cpu(), (a.detach() * b + 2.0).cpu())
+
+
+def test_for_each_add_on_a_second_device_queue(second_device: torch.device) -> None:
+    tq = torch.classes.foo.TensorQueue(torch.empty(0, device=second_device))
+    x = torch.arange(3.0, device=second_device)
+    tq.push(x)
+    torch.ops.foo.for_each_add_(tq, torch.ones(3, device=second_device))
+    assert x.cpu().tolist() == [1.0, 2.0, 3.0]
+    assert torch.foo.current_device() == 0

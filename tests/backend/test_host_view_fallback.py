@@ -53,6 +53,20 @@ def test_functional_elementwise_and_reduction() -> None:
     assert_same(product, torch.prod(a * 0.5 + 1))
 
 
+def test_out_argument_the_kernel_conjugates_lazily() -> None:
+    """linalg_lu_solve with left=False sets the conjugate bit on its out= tensor; the device tensor
+    must take it too, or the result is the conjugate of the CPU's (found by the conformance sweep)."""
+    a, b = _randn(3, 3, dtype=torch.complex64), _randn(4, 3, dtype=torch.complex64, seed=1)
+    lu, pivots = torch.linalg.lu_factor(a)
+    for adjoint in (False, True):
+        expected = torch.linalg.lu_solve(lu, pivots, b, left=False, adjoint=adjoint)
+        with falls_back("aten::linalg_lu_solve.out"):
+            result = torch.linalg.lu_solve(
+                lu.to(DEVICE), pivots.to(DEVICE), b.to(DEVICE), left=False, adjoint=adjoint
+            )
+        assert_same(result, expected)
+
+
 def test_non_contiguous_and_offset_inputs() -> None:
     a = _randn(8, 9)
     device = a.to(DEVICE)

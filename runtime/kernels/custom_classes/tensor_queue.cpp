@@ -1,9 +1,8 @@
-// torch.classes.foo.TensorQueue (see tensor_queue.h) and the op that takes
-// it, foo::for_each_add_.
+// torch.classes.foo.TensorQueue (see tensor_queue.h). The op that takes it,
+// foo::for_each_add_, is a custom op of the YAML (custom_ops/for_each_add_.cpp).
 #include "tensor_queue.h"
 
 #include <c10/util/Exception.h>
-#include <torch/library.h>
 
 #include <utility>
 
@@ -74,29 +73,4 @@ TensorQueue::PickledState TensorQueue::pickled_state() const {
   return PickledState(init_tensor_, get_raw_queue());
 }
 
-void for_each_add_(const c10::intrusive_ptr<TensorQueue>& queue, const at::Tensor& inc) {
-  TORCH_CHECK(queue, "foo::for_each_add_: tq must be a TensorQueue, not None");
-  queue->for_each_add_(inc);
-}
-
 } // namespace foo
-
-// foo::for_each_add_ is declared here, beside its kernel, until the backend
-// YAML can declare custom ops. A fragment: the foo namespace is shared with
-// the generated registrations.
-TORCH_LIBRARY_FRAGMENT(foo, m) {
-  // The queue's tensors are mutated, which a schema cannot say of a class
-  // argument; tracing learns it from the fake kernel (tensor_queue.py).
-  m.def("for_each_add_(__torch__.torch.classes.foo.TensorQueue tq, Tensor inc) -> ()");
-}
-
-// The dispatcher picks the kernel by inc's backend (the queue carries no
-// dispatch key), so both backends need one; the body is the same because
-// each queued tensor's add_ dispatches to its own device.
-TORCH_LIBRARY_IMPL(foo, CPU, m) {
-  m.impl("for_each_add_", TORCH_FN(foo::for_each_add_));
-}
-
-TORCH_LIBRARY_IMPL(foo, PrivateUse1, m) {
-  m.impl("for_each_add_", TORCH_FN(foo::for_each_add_));
-}

@@ -53,7 +53,8 @@ class TensorQueue : public torch::CustomClassHolder {
   int64_t size() const;
   // The queued tensors, front first (the same tensors, not copies).
   std::vector<at::Tensor> get_raw_queue() const;
-  // Adds `inc` to every queued tensor in place (torch.ops.foo.for_each_add_).
+  // Adds `inc` to every queued tensor in place: the kernels of
+  // torch.ops.foo.for_each_add_ (custom_ops/for_each_add_.cpp) call it.
   void for_each_add_(const at::Tensor& inc);
 
   // Named obj_flatten, not __obj_flatten__: identifiers with a double
@@ -67,10 +68,5 @@ class TensorQueue : public torch::CustomClassHolder {
   std::deque<at::Tensor> queue_;
   at::Tensor init_tensor_;
 };
-
-// The kernel of foo::for_each_add_(TensorQueue tq, Tensor inc) -> (), for
-// CPU and for the device alike: the queue's tensors are updated through the
-// dispatcher (Tensor::add_), so each runs on its own device's add_ kernel.
-void for_each_add_(const c10::intrusive_ptr<TensorQueue>& queue, const at::Tensor& inc);
 
 } // namespace foo

@@ -1,5 +1,6 @@
-"""The fake twin of torch.classes.foo.TensorQueue (tensor_queue.h), and the fake kernel of
-foo::for_each_add_: what torch.compile and torch.export trace with.
+"""The fake twin of torch.classes.foo.TensorQueue (tensor_queue.h): what torch.compile and
+torch.export trace with. The fake kernel of foo::for_each_add_, which takes the class, is in
+custom_ops/for_each_add_.py and calls FakeTensorQueue.for_each_add_.
 
 Tracing must not run the C++ class (its methods have side effects and see real data): the tracer
 calls the real object's ``__obj_flatten__``, builds this class from those pairs with
@@ -44,8 +45,3 @@ class FakeTensorQueue:
     def for_each_add_(self, inc: torch.Tensor) -> None:
         for tensor in self.queue:
             tensor.add_(inc)
-
-
-@torch.library.register_fake("foo::for_each_add_")
-def _fake_for_each_add_(tq: FakeTensorQueue, inc: torch.Tensor) -> None:
-    tq.for_each_add_(inc)

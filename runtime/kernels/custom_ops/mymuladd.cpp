@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/empty.h>
+#include "device.h"
 #include "kernel_support.h"
 
 namespace foo::custom_ops {
@@ -53,6 +54,12 @@ at::Tensor mymuladd_foo(const at::Tensor & a, const at::Tensor & b, double c) {
   // Checks that b is on a's device and gives host views of device memory, the only way a
   // kernel may touch it (the simulated device's memory is protected otherwise).
   const rt::KernelCall call("foo::mymuladd", a, "a");
+  // A device kernel runs on the current device, as a real one launches on the current device's
+  // stream. The generated registration makes a's device current (its device guard); checked
+  // here, so a call on foo:1 from a thread whose current device is foo:0 proves it.
+  TORCH_CHECK(call.device().index() == rt::current_device(), "foo::mymuladd: the kernel for ",
+              call.device(), " runs while foo:", static_cast<int>(rt::current_device()),
+              " is the current device (no device guard?)");
   const at::Tensor a_host = call.input(a, "a");
   const at::Tensor b_host = call.input(b, "b");
   at::Tensor result = at::empty(a.sizes(), a.options());  // device memory, through the dispatcher

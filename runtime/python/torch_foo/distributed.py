@@ -43,10 +43,11 @@ library gets the device tensors themselves. See the project README.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -190,23 +191,60 @@ class _Staged:
 
 
 class _FutureWork(dist.Work):
-    """The Work of a collective, over its future. ``wait()`` raises the collective's error (the
-    work c10d builds from a bare future would not) and, through the future's devices, makes the
-    current stream wait for the results."""
+    """The Work of a collective, over its future.
 
-    def __init__(self, future: torch.futures.Future[list[torch.Tensor]]) -> None:
+    ``wait()`` does what NCCL's does where it can: when the engine's own work delivers the
+    results (nothing left to do after it, such as AVG's division or a staging copy), it makes
+    the current stream of every device involved wait for that work on the device side
+    (``scaffold_runtime.stream_wait_work``, runtime/csrc/stream_wait_work_op.cpp) and returns at
+    once; the host blocks only where it reads results (``.cpu()``, ``.item()``,
+    ``synchronize()``). A collective that fails after that aborts the process, as NCCL's
+    asynchronous error handling does. Otherwise ``wait()`` blocks until the results are in
+    place, and raises the collective's error."""
+
+    def __init__(
+        self,
+        future: torch.futures.Future[Any],
+        devices: Sequence[torch.device] = (),
+        what: str = "collective",
+        engine_work: dist.Work | None = None,
+    ) -> None:
         super().__init__()
         self._future = future
+        self._devices = list(devices)
+        self._what = what
+        self._engine_work = engine_work
 
     def wait(self, timeout: datetime.timedelta | None = None) -> bool:
-        self._future.wait()  # raises the collective's error
+        if self._engine_work is None or not self._devices or self._future.done():
+            self._future.wait()  # raises the collective's error
+            return True
+        boxed = self._engine_work.boxed()
+        for device in self._devices:
+            stream = torch.accelerator.current_stream(device)
+            torch.ops.scaffold_runtime.stream_wait_work(
+                boxed, stream.device_index, stream.stream_id, self._what
+            )
         return True
 
-    def get_future(self) -> torch.futures.Future[list[torch.Tensor]]:
+    def get_future(self) -> torch.futures.Future[Any]:
         return self._future
 
     def is_completed(self) -> bool:
         return self._future.done()
+
+
+@contextlib.contextmanager
+def _current_streams(streams: Sequence[torch.Stream]) -> Iterator[None]:
+    """Make ``streams`` current on their devices for the calling thread, for the block."""
+    previous = [torch.accelerator.current_stream(s.device) for s in streams]
+    for stream in streams:
+        torch.accelerator.set_stream(stream)
+    try:
+        yield
+    finally:
+        for stream in previous:
+            torch.accelerator.set_stream(stream)
 
 
 def _unsupported(op: str, device_name: str, why: str = "") -> NotImplementedError:
@@ -234,6 +272,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         self.device_name = device_name
         self.memory_mode = _memory_mode(device_name)
         self._engine = _engine(store, rank, size, timeout)
+        self._completion_streams: dict[torch.device, torch.Stream] = {}
         # c10d looks up a group's per-device backend for capabilities (batch_isend_irecv asks
         # `supports_coalescing`, for instance): answer with the engine. Collectives still come
         # here first: Python callers and C++ callers (DDP's reducer) both reach the methods below.
@@ -273,22 +312,46 @@ class CollectiveProcessGroup(dist.ProcessGroup):
             return engine_work  # CPU tensors, nothing to finish: Gloo's work as it is
         result_list = list(results)
         future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future(devices=devices)
+        # Device work after the engine (copies back, AVG's division) runs on the group's own
+        # streams, not behind whatever the current streams wait for (other collectives).
+        streams = [self._completion_stream(device) for device in devices]
 
         def done(engine_future: torch.futures.Future[Any]) -> None:
-            try:
-                engine_future.value()  # raises the engine's error, e.g. a peer that died
-                staged.finish()
-                if after is not None:
-                    after()
-            except Exception as error:  # noqa: BLE001 -- handed to whoever waits
-                future.set_exception(
-                    RuntimeError(f"{self.getBackendName()} {op} failed: {error}")
-                )
-                return
-            future.set_result(result_list)
+            with _current_streams(streams):
+                try:
+                    engine_future.value()  # raises the engine's error, e.g. a peer that died
+                    staged.finish()
+                    if after is not None:
+                        after()
+                    for stream in streams:  # done before the gated streams go on
+                        stream.synchronize()
+                except Exception as error:  # noqa: BLE001 -- handed to whoever waits
+                    future.set_exception(
+                        RuntimeError(f"{self.getBackendName()} {op} failed: {error}")
+                    )
+                    return
+                future.set_result(result_list)
 
+        # The engine's work alone delivers the results when nothing runs after it: then a
+        # wait() can hand it to the device streams instead of blocking the host, if the work
+        # may be waited on again (it has its own future). A _FutureWork (coalesced collectives
+        # emulated one by one) completes in Python: it cannot.
+        delivers = (
+            after is None
+            and not staged.copy_back
+            and not isinstance(engine_work, _FutureWork)
+            and _own_future(engine_work) is not None
+        )
         _when_done(engine_work, done)
-        return _FutureWork(future)
+        return _FutureWork(
+            future, devices, f"{self.getBackendName()} {op}", engine_work if delivers else None
+        )
+
+    def _completion_stream(self, device: torch.device) -> torch.Stream:
+        stream = self._completion_streams.get(device)
+        if stream is None:
+            stream = self._completion_streams[device] = torch.Stream(device=device)
+        return stream
 
     # --- collectives ---------------------------------------------------------------------------
 
@@ -313,7 +376,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "allreduce_coalesced",
             s,
-            functools.partial(self._engine.allreduce_coalesced, 
+            functools.partial(self._engine.allreduce_coalesced,
                 [s.inout(t) for t in tensors], engine_opts
             ),
             tensors,
@@ -405,13 +468,13 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         opts = opts if opts is not None else dist.AllgatherOptions()
         method = _first_method(self._engine, _COALESCED_ALLGATHER_NAMES)
         if method is None:
-            raise _unsupported("allgather_into_tensor_coalesced", self.device_name)
+            method = _one_by_one(self._engine._allgather_base)
         s = self._staged()
         return self._run(
             "allgather_into_tensor_coalesced",
             s,
-            functools.partial(method, 
-                [s.output(t) for t in outputs], [s.input(t) for t in inputs], opts
+            functools.partial(
+                method, [s.output(t) for t in outputs], [s.input(t) for t in inputs], opts
             ),
             outputs,
         )
@@ -432,7 +495,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "reduce_scatter",
             s,
-            functools.partial(self._engine.reduce_scatter, 
+            functools.partial(self._engine.reduce_scatter,
                 [s.output(t) for t in outputs],
                 [[s.input(t) for t in ins] for ins in input_lists],
                 engine_opts,
@@ -452,7 +515,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "reduce_scatter_tensor",
             s,
-            functools.partial(self._engine._reduce_scatter_base, 
+            functools.partial(self._engine._reduce_scatter_base,
                 s.output(output), s.input(input), engine_opts
             ),
             [output],
@@ -470,13 +533,13 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         )
         method = _first_method(self._engine, _COALESCED_REDUCE_SCATTER_NAMES)
         if method is None:
-            raise _unsupported("reduce_scatter_tensor_coalesced", self.device_name)
+            method = _one_by_one(self._engine._reduce_scatter_base)
         s = self._staged()
         return self._run(
             "reduce_scatter_tensor_coalesced",
             s,
-            functools.partial(method, 
-                [s.output(t) for t in outputs], [s.input(t) for t in inputs], engine_opts
+            functools.partial(
+                method, [s.output(t) for t in outputs], [s.input(t) for t in inputs], engine_opts
             ),
             outputs,
             after,
@@ -497,7 +560,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "all_to_all_single",
             s,
-            functools.partial(self._engine.alltoall_base, 
+            functools.partial(self._engine.alltoall_base,
                 s.output(output), s.input(input), output_split_sizes, input_split_sizes, opts
             ),
             [output],
@@ -521,7 +584,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         input_splits = [t.numel() for t in inputs]
 
         def unpack() -> None:
-            for out, part in zip(outputs, packed_output.split(output_splits)):
+            for out, part in zip(outputs, packed_output.split(output_splits), strict=True):
                 out.copy_(part.view(out.shape))
 
         s = self._staged()
@@ -529,7 +592,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "all_to_all",
             s,
-            functools.partial(self._engine.alltoall_base, 
+            functools.partial(self._engine.alltoall_base,
                 s.output(packed_output), s.input(packed_input), output_splits, input_splits, opts
             ),
             outputs,
@@ -547,7 +610,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "gather",
             s,
-            functools.partial(self._engine.gather, 
+            functools.partial(self._engine.gather,
                 [[s.output(t) for t in outs] for outs in output_lists],
                 [s.input(t) for t in inputs],
                 opts,
@@ -566,7 +629,7 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return self._run(
             "scatter",
             s,
-            functools.partial(self._engine.scatter, 
+            functools.partial(self._engine.scatter,
                 [s.output(t) for t in outputs],
                 [[s.input(t) for t in ins] for ins in input_lists],
                 opts,
@@ -650,25 +713,60 @@ def _first_method(obj: Any, names: Sequence[str]) -> Callable[..., Any] | None:
     return None
 
 
-def _when_done(work: Any, callback: Callable[[torch.futures.Future[Any]], None]) -> None:
-    """Run ``callback(future)`` once ``work`` completes. Gloo gives most works a future; for the
-    few it does not (list reduce_scatter, send, recv), a thread waits on the work."""
+def _one_by_one(
+    single: Callable[[torch.Tensor, torch.Tensor, Any], Any],
+) -> Callable[[list[torch.Tensor], list[torch.Tensor], Any], _FutureWork]:
+    """The coalesced form of a collective for an engine that lacks it (Gloo before torch 2.12
+    has neither allgather_into_tensor_coalesced nor reduce_scatter_tensor_coalesced, and FSDP2
+    calls both): one call of ``single`` per output/input pair. Every rank issues the same calls
+    in the same order, which is all the engine needs to match them; the work completes when the
+    last one has, and fails with the first error."""
+
+    def coalesced(outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any) -> _FutureWork:
+        if len(outputs) != len(inputs):
+            raise ValueError(
+                f"coalesced collective: {len(outputs)} outputs for {len(inputs)} inputs"
+            )
+        futures = [_future_of(single(out, inp, opts)) for out, inp in zip(outputs, inputs, strict=True)]
+
+        def all_succeeded(done: torch.futures.Future[list[torch.futures.Future[Any]]]) -> None:
+            for future in done.value():
+                future.value()  # raises that collective's error
+
+        return _FutureWork(torch.futures.collect_all(futures).then(all_succeeded))
+
+    return coalesced
+
+
+def _own_future(work: Any) -> torch.futures.Future[Any] | None:
+    """The future of an engine's work, if it has one (Gloo's list reduce_scatter, send and recv
+    have none)."""
     try:
-        engine_future = work.get_future()
+        return work.get_future()  # type: ignore[no-any-return]
     except RuntimeError:  # "Work::getFuture not implemented"
-        pass
-    else:
-        engine_future.add_done_callback(callback)
-        return
+        return None
+
+
+def _future_of(work: Any) -> torch.futures.Future[Any]:
+    """A future that completes with ``work``: its own, or one set by a thread that waits on the
+    work (which is then that work's one waiter: a Gloo send or recv cannot be waited on twice)."""
+    own = _own_future(work)
+    if own is not None:
+        return own
+    future: torch.futures.Future[Any] = torch.futures.Future()
 
     def wait() -> None:
-        future: torch.futures.Future[None] = torch.futures.Future()
         try:
             work.wait()
-        except Exception as error:  # noqa: BLE001 -- handed to the callback
+        except Exception as error:  # noqa: BLE001 -- handed to the future
             future.set_exception(error)
         else:
             future.set_result(None)
-        callback(future)
 
     threading.Thread(target=wait, name="collective-completion", daemon=True).start()
+    return future
+
+
+def _when_done(work: Any, callback: Callable[[torch.futures.Future[Any]], None]) -> None:
+    """Run ``callback(future)`` once ``work`` completes."""
+    _future_of(work).add_done_callback(callback)

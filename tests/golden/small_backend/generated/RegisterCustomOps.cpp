@@ -3,15 +3,38 @@
 //   RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
 // Registers the kernels of the tiny:: custom ops (kernels/custom_ops/*.cpp).
+// The device kernels run behind a device guard (the YAML's device_guard: true), as aten
+// kernels do: the device of their first tensor argument is current while they run.
 // clang-format off
 #include "CustomOps.h"
 
+#include <ATen/DeviceGuard.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+namespace {
+
+void wrapper_fill_ones_tiny(at::Tensor & self) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  tiny::custom_ops::fill_ones_tiny(self);
+}
+
+at::Tensor wrapper_scale_tiny(const at::Tensor & self, double factor) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return tiny::custom_ops::scale_tiny(self, factor);
+}
+
+at::Tensor & wrapper_scale_out_tiny(const at::Tensor & self, double factor, at::Tensor & out) {
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return tiny::custom_ops::scale_out_tiny(self, factor, out);
+}
+
+}  // namespace
+
 TORCH_LIBRARY_IMPL(tiny, PrivateUse1, m) {
-  m.impl("fill_ones", TORCH_FN(tiny::custom_ops::fill_ones_tiny));
-  m.impl("scale", TORCH_FN(tiny::custom_ops::scale_tiny));
-  m.impl("scale.out", TORCH_FN(tiny::custom_ops::scale_out_tiny));
+  m.impl("fill_ones", TORCH_FN(wrapper_fill_ones_tiny));
+  m.impl("scale", TORCH_FN(wrapper_scale_tiny));
+  m.impl("scale.out", TORCH_FN(wrapper_scale_out_tiny));
 }
 
 TORCH_LIBRARY_IMPL(tiny, CPU, m) {
