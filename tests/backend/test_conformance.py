@@ -69,6 +69,29 @@ def test_a_crash_is_recorded_against_its_op_and_the_sweep_goes_on(tmp_path: Path
     assert data["ops"]["abs"]["float64"]["result"] == "crashed"
 
 
+_CHATTY_WORKER = textwrap.dedent(
+    """
+    import sys
+    from torch_foo.conformance import worker
+
+    sys.stderr.write("a fallback warning on every sample\\n" * 20000)  # far more than a pipe holds
+    sys.stderr.flush()
+    sys.exit(worker.main())
+    """
+)
+
+
+def test_a_worker_that_writes_much_to_stderr_is_not_taken_for_hung(tmp_path: Path) -> None:
+    # The sweep once sent workers' stderr to a pipe it read only at exit; max_pool2d's backward
+    # warns on every sample, filled it, and blocked until the watchdog killed it as "hung".
+    script = tmp_path / "chatty_worker.py"
+    script.write_text(_CHATTY_WORKER)
+    report = run_sweep(["neg"], ["float32"], jobs=1, chunk_size=1, timeout_s=30,
+                       worker_command=(sys.executable, str(script)))
+    assert report.crashes == []
+    assert report.to_json()["ops"]["neg"]["float32"]["passed"] > 0
+
+
 def test_expectations_need_a_reason_and_known_keys(tmp_path: Path) -> None:
     path = tmp_path / "expectations.toml"
     path.write_text('[[deny]]\nop = "add"\n')

@@ -62,16 +62,21 @@ def run_chunk(chunk: Chunk, dtypes: list[str], timeout_s: float,
         if started:
             command += ["--done", *started]
         env = dict(os.environ, PYTHONFAULTHANDLER="0")
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True)
-        stderr_tail = _wait_with_watchdog(process, chunk.events_path, timeout_s)
+        # stderr goes to a file, not a pipe: a worker whose fallback warns on every sample fills
+        # a pipe nobody reads until exit and then blocks in write(), which looked like a hang.
+        stderr_path = chunk.events_path.with_suffix(".stderr")
+        with stderr_path.open("w", encoding="utf-8") as stderr_file:
+            process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                       stderr=stderr_file, text=True)
+            watchdog_fired = _wait_with_watchdog(process, chunk.events_path, timeout_s)
+        stderr_tail = "<watchdog>" if watchdog_fired else _tail(stderr_path)
         events = read_events(chunk.events_path)
         open_test = _open_test(events)
         if process.returncode == 0 and open_test is None:
             return
         cause = (
             f"timeout: no progress for {timeout_s:.0f} s"
-            if process.returncode == -signal.SIGKILL and stderr_tail == "<watchdog>"
+            if watchdog_fired
             else f"crash: {_signal_name(process.returncode)}"
         )
         if open_test is None:
@@ -92,8 +97,9 @@ def _open_test(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     return starts[-1] if starts else None
 
 
-def _wait_with_watchdog(process: subprocess.Popen[str], events: Path, timeout_s: float) -> str:
-    """Waits for the worker; kills it when its events file has not grown for `timeout_s`."""
+def _wait_with_watchdog(process: subprocess.Popen[str], events: Path, timeout_s: float) -> bool:
+    """Waits for the worker; kills it when its events file has not grown for `timeout_s`.
+    Returns whether it had to."""
     last_size, last_change = -1, time.monotonic()
     while process.poll() is None:
         size = events.stat().st_size if events.exists() else 0
@@ -103,11 +109,18 @@ def _wait_with_watchdog(process: subprocess.Popen[str], events: Path, timeout_s:
         elif now - last_change > timeout_s:
             process.kill()
             process.wait()
-            return "<watchdog>"
+            return True
         time.sleep(0.2)
-    stderr = process.stderr.read() if process.stderr else ""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    return "\n".join(lines[-5:])
+    return False
+
+
+def _tail(path: Path, lines: int = 5, max_bytes: int = 64 * 1024) -> str:
+    """The last non-empty lines of a worker's stderr (a crash's traceback ends there)."""
+    with path.open("rb") as stream:
+        stream.seek(max(0, path.stat().st_size - max_bytes))
+        text = stream.read().decode("utf-8", errors="replace")
+    kept = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])
 
 
 def all_op_keys() -> list[str]:
