@@ -431,11 +431,11 @@ class Elementwise {
   }
   // Host view of operand i, or the CPU scalar itself (native() only).
   const at::Tensor& input(size_t i) const {
-    return operands_.input(i);
+    return twins_ != nullptr ? twins_->inputs[i] : operands_.input(i);
   }
   // Host view of the result (fast() only).
   at::Tensor& out() {
-    return operands_.output();
+    return twins_ != nullptr ? twins_->out : operands_.output();
   }
   // See FunctionalOperands::adopt (native() and not fast() only).
   at::Tensor adopt(const at::Tensor& host_result) const {
@@ -446,6 +446,7 @@ class Elementwise {
   template <class Fn>
   at::Tensor launch(const char* op, Fn&& fn) {
     TORCH_INTERNAL_ASSERT(fast_, op, ": Elementwise::launch needs fast()");
+    check_on_host_twins(op, fn);
     at::Tensor result = operands_.take_result();
     const c10::DeviceIndex device = operands_.device().index();
     scaffold::runtime::launch(device, op, [self = std::move(*this), fn = std::forward<Fn>(fn)]() mutable { fn(self); });
@@ -453,7 +454,41 @@ class Elementwise {
   }
 
  private:
+  // 0-dim host tensors of the operands' and the result's dtypes.
+  struct HostTwins {
+    std::array<at::Tensor, 3> inputs;
+    at::Tensor out;
+  };
+  // The CPU kernel checks some arguments only when it runs (a dtype it has
+  // no loop for: abs of bool; a condition that is not boolean), and launched
+  // work would report those at the next synchronisation. CUDA's host code
+  // raises them at the call, so before the first launch of `op` with these
+  // dtypes (per thread) fn runs here on 0-dim twins -- elementwise ops have
+  // no dims or shapes to get wrong on them -- and raises what it would raise
+  // on the operands. Errors that depend on the data are left to the launched
+  // work, as a device-side assert is.
+  template <class Fn>
+  void check_on_host_twins(const char* op, Fn& fn) {
+    HostTwins twins;
+    if (!make_host_twins_if_unchecked(op, twins)) {
+      return;
+    }
+    twins_ = &twins;
+    try {
+      fn(*this);
+    } catch (...) {
+      twins_ = nullptr;
+      throw;
+    }
+    twins_ = nullptr;
+    remember_checked(op);
+  }
+  bool make_host_twins_if_unchecked(const char* op, HostTwins& twins) const;
+  void remember_checked(const char* op) const;
+  uint64_t dtype_signature() const;
+
   FunctionalOperands operands_;
+  HostTwins* twins_ = nullptr;
   bool fast_ = false;
 };
 

@@ -172,6 +172,8 @@ def test_kernels_run_after_queued_work_on_their_stream() -> None:
     with foo.stream(s):
         x.copy_(src, non_blocking=True)
         y = x * 2  # must see the copy
+    # y was made on s: the current stream waits for s before reading it, as CUDA code must.
+    foo.current_stream().wait_stream(s)
     torch.testing.assert_close(y.cpu(), src * 2)
 
 
