@@ -24,8 +24,12 @@
 // still queued keeps its memory until the kernel has run. The closure is
 // destroyed on the stream's worker right after it ran.
 //
-// Errors: an exception thrown by launched work cannot reach the caller, which
-// has returned. As CUDA reports a kernel's failure at a later API call, the
+// Errors: checks that need no data (dtypes, shapes, an index tensor's dtype)
+// belong on the caller, as in CUDA's host code, so they raise at the call;
+// Elementwise::launch runs the CPU kernel once per dtype signature on 0-dim
+// host twins to get the CPU kernel's own. What launched work throws -- an
+// error that depends on the data, like an index out of range, as a CUDA
+// device-side assert -- cannot reach the caller, which has returned. As CUDA reports a kernel's failure at a later API call, the
 // first error of work launched on a device is kept and rethrown (then
 // cleared) by the next synchronisation with that device from the host:
 // synchronize() of the stream, the device or an event; .item(), .cpu() and
