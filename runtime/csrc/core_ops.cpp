@@ -20,6 +20,7 @@
 #include "allocator.h"
 #include "device.h"
 #include "host_allocator.h"
+#include "launch.h"
 #include "memory_access.h"
 #include "stream.h"
 
@@ -123,18 +124,16 @@ bool is_bytewise_copy(const at::Tensor& src, const at::Tensor& dst) {
       src.is_neg() == dst.is_neg() && dst.is_non_overlapping_and_dense();
 }
 
-// A copy between devices is asynchronous with respect to the host (ordered
-// on the current stream), as in CUDA; so is a copy *from* pinned host memory
-// with non_blocking=True (the pinned block is kept from reuse until the copy
-// is done). Any other copy with the host completes before returning: from
-// pageable memory as in CUDA, and to the host always -- unlike CUDA, where
-// .to("cpu", non_blocking=True) into pinned memory may return before the data
-// is there; PyTorch code (and this project's tests) read such results
-// directly, so the host waits here rather than hand out stale data.
+// As in CUDA: a copy between devices is asynchronous with respect to the
+// host (ordered on the current stream), and so is a copy from or to pinned
+// host memory with non_blocking=True (the pinned block is kept from reuse
+// until the copy is done; the caller synchronises -- an event, the stream --
+// before reading a device-to-host result). A copy with pageable host memory
+// completes before returning.
 void enqueue_bytewise_copy(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   const CopyKind kind = copy_kind(src, dst);
   const at::Tensor& host_side = kind == CopyKind::HostToDevice ? src : dst;
-  const bool pinned = kind == CopyKind::HostToDevice && non_blocking &&
+  const bool pinned = kind != CopyKind::DeviceToDevice && non_blocking &&
       is_pinned_pointer(host_side.storage().data_ptr().get());
   const c10::Stream stream = copy_bytes_async(
       dst.data_ptr(), src.data_ptr(), dst.numel() * dst.itemsize(), kind);
@@ -337,17 +336,25 @@ at::Scalar _local_scalar_dense(const at::Tensor & self) {
 
 // ---- Fills -------------------------------------------------------------------------
 
+// Fills are launched on the current stream (launch.h): they cannot fail once
+// the tensor is known to be ours (ATen's fill accepts overlapping memory).
 at::Tensor & fill_(at::Tensor & self, const at::Scalar & value) {
   check_device_tensor(self, "fill_", "self");
-  at::Tensor host = host_view(self);
-  at::cpu::fill_(host, value);
+  if (self.numel() == 0) {
+    return self;
+  }
+  launch(self.device().index(), "fill_", [host = launch_host_view(self), value]() mutable {
+    at::cpu::fill_(host, value);
+  });
   return self;
 }
 
 at::Tensor & zero_(at::Tensor & self) {
   check_device_tensor(self, "zero_", "self");
-  at::Tensor host = host_view(self);
-  at::cpu::zero_(host);
+  if (self.numel() == 0) {
+    return self;
+  }
+  launch(self.device().index(), "zero_", [host = launch_host_view(self)]() mutable { at::cpu::zero_(host); });
   return self;
 }
 

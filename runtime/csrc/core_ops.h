@@ -51,8 +51,9 @@ at::Tensor & set_(at::Tensor & self, const at::Tensor & source);
 // ---- Copies ---------------------------------------------------------------------
 // Copies `self` into `dst` (returns dst): host <-> device and device <->
 // device (also between two devices), with dtype conversion, broadcasting
-// and arbitrary strides on either side. Work is synchronous, so non_blocking
-// is accepted and has nothing to overlap with.
+// and arbitrary strides on either side. Copies between devices, and copies
+// from or to pinned host memory with non_blocking=True, are enqueued on the
+// current stream, as in CUDA; other copies with the host wait.
 at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking);
 // Resizes `dst` to self's shape, then copies (the CPU fallback's way of
 // writing results back into out= arguments).

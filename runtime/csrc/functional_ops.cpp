@@ -1,11 +1,14 @@
 #include "functional_ops.h"
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include <ATen/core/DimVector.h>
 #include <ATen/ops/copy_native.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
@@ -13,6 +16,7 @@
 
 #include "core_ops.h"
 #include "memory_access.h"
+#include "stream.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -73,8 +77,60 @@ bool broadcast_into(at::DimVector& shape, at::IntArrayRef sizes) {
 // changed under it: it is dropped like any host view), and taking it back
 // drops its reference to the device storage at once, as destroying it would.
 
-constexpr size_t kMaxRecycledViews = 8;
-thread_local std::vector<c10::intrusive_ptr<c10::TensorImpl>> t_recycled_views;
+//
+// Views are made on the calling thread and, for launched work, released on
+// the stream's worker thread. Each thread keeps a small cache; a thread whose
+// cache overflows (a worker) hands half of it to a shared pool, and a thread
+// whose cache runs dry (a caller) takes a batch from there: one lock per
+// batch of views, not per view.
+
+constexpr size_t kThreadCacheViews = 32;
+constexpr size_t kSharedPoolViews = 256;
+
+using ViewImpl = c10::intrusive_ptr<c10::TensorImpl>;
+thread_local std::vector<ViewImpl> t_recycled_views;
+
+struct SharedViews {
+  std::mutex mutex;
+  std::vector<ViewImpl> views;
+};
+
+SharedViews& shared_views() {
+  static auto* pool = new SharedViews(); // leaked: workers may recycle at exit
+  return *pool;
+}
+
+ViewImpl take_recycled_view() {
+  if (t_recycled_views.empty()) {
+    SharedViews& shared = shared_views();
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    const size_t n = std::min(shared.views.size(), kThreadCacheViews / 2);
+    for (size_t i = 0; i < n; ++i) {
+      t_recycled_views.push_back(std::move(shared.views.back()));
+      shared.views.pop_back();
+    }
+    if (n == 0) {
+      return ViewImpl();
+    }
+  }
+  ViewImpl impl = std::move(t_recycled_views.back());
+  t_recycled_views.pop_back();
+  return impl;
+}
+
+void give_back_view(ViewImpl impl) {
+  if (t_recycled_views.size() >= kThreadCacheViews) {
+    SharedViews& shared = shared_views();
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    while (t_recycled_views.size() > kThreadCacheViews / 2) {
+      if (shared.views.size() < kSharedPoolViews) {
+        shared.views.push_back(std::move(t_recycled_views.back()));
+      }
+      t_recycled_views.pop_back();
+    }
+  }
+  t_recycled_views.push_back(std::move(impl));
+}
 
 void release_device_storage(void* storage_impl) {
   c10::intrusive_ptr<c10::StorageImpl>::reclaim(static_cast<c10::StorageImpl*>(storage_impl));
@@ -92,20 +148,17 @@ at::Tensor recycled_host_view(const at::Tensor& t) {
   c10::DataPtr host_data = no_host_data(); // a storage without memory has no view of it
   if (device_base != nullptr) {
     host_data = c10::DataPtr(
-        host_address(device_base), // throws for memory that is not this runtime's
+        launch_host_address(device_base), // throws for memory that is not this runtime's
         c10::Storage(storage).unsafeReleaseStorageImpl(), // keeps the device storage alive
         &release_device_storage,
         c10::Device(c10::DeviceType::CPU));
   }
-  c10::intrusive_ptr<c10::TensorImpl> impl;
-  if (t_recycled_views.empty()) {
+  ViewImpl impl = take_recycled_view();
+  if (!impl) {
     impl = c10::make_intrusive<c10::TensorImpl>(
         c10::Storage(c10::Storage::use_byte_size_t(), 0, no_host_data(), nullptr, false),
         c10::DispatchKeySet(c10::DispatchKey::CPU),
         t.dtype());
-  } else {
-    impl = std::move(t_recycled_views.back());
-    t_recycled_views.pop_back();
   }
   c10::StorageImpl* host_storage = impl->unsafe_storage().unsafeGetStorageImpl();
   host_storage->set_data_ptr_noswap(std::move(host_data));
@@ -145,10 +198,9 @@ void recycle_host_view(at::Tensor& view) noexcept {
       impl->unsafe_storage().use_count() == 1 && impl->pyobj_slot()->load_pyobj() == nullptr &&
       impl->allow_tensor_metadata_change() && impl->autograd_meta() == nullptr &&
       !impl->is_wrapped_number() && !impl->is_inference();
-  if (unshared && t_recycled_views.size() < kMaxRecycledViews) {
+  if (unshared) {
     impl->unsafe_storage().unsafeGetStorageImpl()->set_data_ptr_noswap(no_host_data());
-    t_recycled_views.push_back(
-        c10::intrusive_ptr<c10::TensorImpl>::reclaim(view.unsafeReleaseTensorImpl()));
+    give_back_view(ViewImpl::reclaim(view.unsafeReleaseTensorImpl()));
   }
   view.reset();
 }
@@ -181,24 +233,99 @@ FunctionalOperands::FunctionalOperands(TensorRefs inputs) {
   }
   size_t i = 0;
   for (const at::Tensor& t : inputs) {
-    if (is_cpu_scalar(t)) {
-      inputs_[i] = t;
-    } else {
-      inputs_[i] = recycled_host_view(t);
-      recycled_ |= 1u << i;
-    }
-    ++i;
+    add_input(i++, t);
   }
   device_ = device;
+}
+
+FunctionalOperands::FunctionalOperands(const at::Tensor& output, TensorRefs inputs) {
+  TORCH_INTERNAL_ASSERT(inputs.size() <= kMaxInputs);
+  if (!output.defined() || !on_backend(output) || output.layout() != c10::kStrided) {
+    return;
+  }
+  for (const at::Tensor& t : inputs) {
+    if (!t.defined()) {
+      return;
+    }
+    if (!is_cpu_scalar(t) && (t.device() != output.device() || t.layout() != c10::kStrided)) {
+      return;
+    }
+  }
+  result_ = output;
+  host_out_ = recycled_host_view(output);
+  size_t i = 0;
+  for (const at::Tensor& t : inputs) {
+    if (!is_cpu_scalar(t) && t.storage().is_alias_of(output.storage())) {
+      // In the output's memory: a view on the output's host storage, so
+      // that the CPU kernel sees the overlap (and refuses partial overlap)
+      // exactly as it would on the CPU.
+      inputs_[i++] = host_view_sharing_storage(host_out_, t);
+    } else {
+      add_input(i++, t);
+    }
+  }
+  device_ = output.device();
+}
+
+void FunctionalOperands::add_input(size_t i, const at::Tensor& t) {
+  if (is_cpu_scalar(t)) {
+    inputs_[i] = t;
+  } else {
+    inputs_[i] = recycled_host_view(t);
+    recycled_ |= 1u << i;
+  }
 }
 
 FunctionalOperands::~FunctionalOperands() {
   for (size_t i = 0; i < kMaxInputs; ++i) {
     if (recycled_ & (1u << i)) {
       recycle_host_view(inputs_[i]);
+    } else {
+      inputs_[i].reset(); // may share the output's host storage: let go of it first
     }
   }
   recycle_host_view(host_out_);
+}
+
+void FunctionalOperands::wait() const {
+  TORCH_INTERNAL_ASSERT(native(), "wait: not native()");
+  wait_for_current_stream(device_->index());
+}
+
+bool FunctionalOperands::mixed_dtypes() const {
+  const auto category = [](at::ScalarType t) {
+    return c10::isComplexType(t) ? 3 : c10::isFloatingType(t) ? 2 : t == at::kBool ? 0 : 1;
+  };
+  std::optional<at::ScalarType> device_dtype;
+  int scalar_category = -1;
+  // Returns true once two device operands differ in dtype.
+  const auto device_operand = [&](const at::Tensor& t) {
+    if (!device_dtype.has_value()) {
+      device_dtype = t.scalar_type();
+      return false;
+    }
+    return *device_dtype != t.scalar_type();
+  };
+  const bool existing_output = result_.defined(); // out= or in-place: host_out_ is given
+  for (size_t i = 0; i < kMaxInputs; ++i) {
+    const at::Tensor& t = inputs_[i];
+    if (!t.defined()) {
+      continue;
+    }
+    // Host views are recycled, or share the output's host storage; anything
+    // else is a CPU scalar the kernel was given.
+    const bool on_device = (recycled_ & (1u << i)) != 0 ||
+        (existing_output && t.storage().is_alias_of(host_out_.storage()));
+    if (!on_device) {
+      scalar_category = std::max(scalar_category, category(t.scalar_type()));
+    } else if (device_operand(t)) {
+      return true;
+    }
+  }
+  if (existing_output && device_operand(host_out_)) {
+    return true;
+  }
+  return device_dtype.has_value() && scalar_category > category(*device_dtype);
 }
 
 at::Tensor& FunctionalOperands::make_output(
@@ -234,61 +361,79 @@ Elementwise::Elementwise(TensorRefs operands, at::ScalarType result_dtype)
     return;
   }
   at::DimVector shape;
+  bool fast = true;
   for (const at::Tensor& t : operands) {
-    if (!is_cpu_scalar(t) && !has_default_strides(t)) {
-      return;
-    }
-    if (!broadcast_into(shape, t.sizes())) {
-      return;
+    if ((!is_cpu_scalar(t) && !has_default_strides(t)) || !broadcast_into(shape, t.sizes())) {
+      fast = false;
+      break;
     }
   }
-  if (c10::multiply_integers(shape) == 0) {
-    return;
-  }
-  operands_.make_output(shape, {}, at::TensorOptions().dtype(result_dtype));
-  fast_ = true;
-}
-
-InplaceElementwise::InplaceElementwise(const at::Tensor& self, TensorRefs others) {
-  TORCH_INTERNAL_ASSERT(others.size() <= kMaxOperands);
-  if (!self.defined() || !on_backend(self) || self.layout() != c10::kStrided) {
-    return;
-  }
-  for (const at::Tensor& t : others) {
-    if (!t.defined()) {
-      return;
-    }
-    if (!is_cpu_scalar(t) && (t.device() != self.device() || t.layout() != c10::kStrided)) {
-      return;
-    }
-  }
-  self_ = recycled_host_view(self);
-  size_t i = 0;
-  for (const at::Tensor& t : others) {
-    if (is_cpu_scalar(t)) {
-      inputs_[i] = t;
-    } else if (t.storage().is_alias_of(self.storage())) {
-      // An operand in self's memory gets a view on self's host storage, so
-      // that the CPU kernel sees the overlap (and refuses partial overlap)
-      // exactly as it would on the CPU.
-      inputs_[i] = host_view_sharing_storage(self_, t);
-    } else {
-      inputs_[i] = recycled_host_view(t);
-      recycled_ |= 1u << i;
-    }
-    ++i;
+  if (fast && c10::multiply_integers(shape) != 0) {
+    operands_.make_output(shape, {}, at::TensorOptions().dtype(result_dtype));
+    fast_ = true;
+  } else {
+    operands_.wait(); // the caller runs the CPU kernel inline
   }
 }
 
-InplaceElementwise::~InplaceElementwise() {
-  for (size_t i = 0; i < kMaxOperands; ++i) {
-    if (recycled_ & (1u << i)) {
-      recycle_host_view(inputs_[i]);
-    } else {
-      inputs_[i].reset(); // may share self's host storage: let go of it first
+namespace {
+// (op, dtype signature) pairs whose host-twin check passed on this thread: a
+// handful per op, so a linear scan is cheaper than hashing.
+thread_local std::vector<std::pair<const char*, uint64_t>> checked_on_host_twins;
+constexpr int64_t kOneElementSizes[] = {1};
+const at::IntArrayRef kOneElement(kOneElementSizes);
+const at::IntArrayRef kScalar;
+} // namespace
+
+uint64_t Elementwise::dtype_signature() const {
+  // A byte per operand and one for the result: the dtype, whether it has
+  // dims (type promotion treats 0-dim tensors apart) and whether it is a CPU
+  // scalar; 0xff for an absent operand.
+  uint64_t signature = static_cast<uint8_t>(operands_.result().scalar_type());
+  for (size_t i = 0; i < 3; ++i) {
+    const at::Tensor& t = operands_.input(i);
+    const uint64_t byte = !t.defined()
+        ? 0xffu
+        : static_cast<uint64_t>(static_cast<uint8_t>(t.scalar_type()) & 0x3fu) |
+            (t.dim() > 0 ? 0x40u : 0u) | (is_cpu_scalar(t) ? 0x80u : 0u);
+    signature |= byte << (8 * (i + 1));
+  }
+  return signature;
+}
+
+bool Elementwise::make_host_twins_if_unchecked(const char* op, HostTwins& twins) const {
+  const uint64_t signature = dtype_signature();
+  for (const auto& [checked_op, checked_signature] : checked_on_host_twins) {
+    if (checked_op == op && checked_signature == signature) {
+      return false;
     }
   }
-  recycle_host_view(self_);
+  bool any_dims = false;
+  for (size_t i = 0; i < 3; ++i) {
+    const at::Tensor& t = operands_.input(i);
+    if (!t.defined() || is_cpu_scalar(t)) {
+      twins.inputs[i] = t; // a CPU scalar is on the host already
+      continue;
+    }
+    // One element, with dims when the operand has them: broadcasts with
+    // anything, and promotes as the operand does.
+    const bool dims = t.dim() > 0;
+    any_dims = any_dims || dims;
+    twins.inputs[i] = at::zeros(dims ? kOneElement : kScalar, at::TensorOptions().dtype(t.scalar_type()));
+  }
+  twins.out = at::empty(any_dims ? kOneElement : kScalar, at::TensorOptions().dtype(operands_.result().scalar_type()));
+  return true;
+}
+
+void Elementwise::remember_checked(const char* op) const {
+  checked_on_host_twins.emplace_back(op, dtype_signature());
+}
+
+InplaceElementwise::InplaceElementwise(const at::Tensor& self, TensorRefs others)
+    : operands_(self, others) {
+  if (operands_.native()) {
+    operands_.wait(); // the caller runs the CPU kernel inline
+  }
 }
 
 c10::Device result_device(TensorRefs operands) {

@@ -1,6 +1,7 @@
-// Functional and in-place ops on host views, without the dispatcher round
-// trips of PyTorch's default kernels: FunctionalOperands, StructuredFunctional,
-// Elementwise, InplaceElementwise.
+// Functional, out= and in-place ops on host views, launched on the current
+// stream (launch.h) and without the dispatcher round trips of PyTorch's
+// default kernels: FunctionalOperands, StructuredFunctional, StructuredOut,
+// StructuredInplace, Elementwise, InplaceElementwise.
 //
 // With only add.out registered, torch.add(a, b) reaches it through PyTorch's
 // default kernel for add.Tensor: a structured wrapper that runs a
@@ -8,10 +9,12 @@
 // strides, dispatches empty_strided, then add.out -- whose CPU kernel checks
 // and builds a TensorIterator all over again. For small tensors that overhead
 // is most of the cost. A backend kernel for add.Tensor itself avoids it:
-// StructuredFunctional runs the CPU kernel's own meta() and impl() once, on
-// host views, with the result allocated on the device; Elementwise does the
-// same for the common case of ops whose CPU kernel is not structured;
-// InplaceElementwise runs in-place CPU kernels on host views. Each says when
+// StructuredFunctional runs the CPU kernel's own meta() once, on the caller,
+// with the result allocated on the device, and launches its impl() on the
+// stream; StructuredOut and StructuredInplace do the same for out= and
+// in-place variants; Elementwise covers the common case of ops whose CPU
+// kernel is not structured; InplaceElementwise runs other in-place CPU
+// kernels inline. Each says when
 // it does not apply (tensors on two devices, a CPU tensor that is not a
 // scalar, ...), and the kernel then calls the op's default kernel directly,
 // so PyTorch's semantics and error messages stay its own. Host views these
@@ -23,7 +26,10 @@
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
+#include <memory>
+#include <optional>
 #include <type_traits>
+#include <utility>
 
 #include <ATen/TensorIterator.h>
 #include <ATen/core/Tensor.h>
@@ -32,32 +38,49 @@
 #include <c10/core/TensorOptions.h>
 
 #include "kernel_call.h"
+#include "launch.h"
 #include "torch_compat.h"
 
 namespace scaffold::runtime {
 
 using TensorRefs = std::initializer_list<std::reference_wrapper<const at::Tensor>>;
 
-// The inputs and the result of a functional op that runs on host views.
+// The inputs and the output of an op that runs on host views.
 //
 // native() is true when every input is either a strided tensor of this
 // backend -- all on one device, in any layout -- or a CPU 0-dim tensor (a
-// wrapped scalar), and at least one is a device tensor. input(i) is then the
-// host view of input i (or the CPU scalar itself), and make_output()
-// allocates the result on that device, straight from the runtime (no
-// dispatcher round trip), and returns its host view for the CPU kernel to
-// write. Otherwise -- a CPU tensor with dimensions, tensors on two devices,
-// another layout -- the kernel should leave the op to its default kernel,
-// which raises PyTorch's own error.
+// wrapped scalar), and at least one is a device tensor (for an op with an
+// existing output, the output decides the device). input(i) is then the host
+// view of input i (or the CPU scalar itself). For a functional op,
+// make_output() allocates the result on that device, straight from the
+// runtime (no dispatcher round trip), and returns its host view for the CPU
+// kernel to write. Otherwise -- a CPU tensor with dimensions, tensors on two
+// devices, another layout -- the kernel should leave the op to its default
+// kernel (or KernelCall), which raises PyTorch's own error.
+//
+// The views do not wait for the stream (they are made for launched work,
+// launch.h): a kernel launches its computation with launch(), or calls
+// wait() before running it inline.
 class FunctionalOperands {
  public:
+  // A functional op: the output is made by make_output().
   explicit FunctionalOperands(TensorRefs inputs);
+  // An op writing `output`, an existing tensor (out=, in-place); `output`
+  // decides the device. An input in the output's memory (x.add_(x),
+  // add(x[1:], x[:-1], out=x)) gets a host view on the output's host
+  // storage, so the CPU kernel's memory overlap checks see what they would
+  // see on the CPU.
+  FunctionalOperands(const at::Tensor& output, TensorRefs inputs);
   ~FunctionalOperands();
+  FunctionalOperands(FunctionalOperands&&) noexcept = default;
   FunctionalOperands(const FunctionalOperands&) = delete;
   FunctionalOperands& operator=(const FunctionalOperands&) = delete;
 
   bool native() const {
     return device_.has_value();
+  }
+  c10::Device device() const {
+    return *device_;
   }
   const at::Tensor& input(size_t i) const {
     return inputs_[i];
@@ -66,19 +89,46 @@ class FunctionalOperands {
   // format of `options` (as ATen's create_out); only its dtype and memory
   // format are used, the device is this call's.
   at::Tensor& make_output(at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options);
-  // Host view of the result, once made.
+  // Host view of the output, once made (or given).
   at::Tensor& output() {
     return host_out_;
   }
   // The device tensor written through output().
-  at::Tensor result() {
+  const at::Tensor& result() const {
+    return result_;
+  }
+  // The same, given up: a launched closure must not hold the tensor Python
+  // sees (the host views keep its storage alive), or dropping it on the
+  // stream's worker could need the GIL.
+  at::Tensor take_result() {
     return std::move(result_);
   }
-  // For CPU kernels that can only allocate their result themselves: a copy of
-  // `host_result` on the device, with the same sizes and strides.
+  // Waits for the current stream of the device: before running the CPU
+  // kernel inline rather than launching it.
+  void wait() const;
+  // True when the device operands (the inputs and an existing output) are
+  // not all of one dtype, or a CPU scalar is of a higher category than they
+  // are: a TensorIterator meta() on the CPU then converts inputs to the
+  // common dtype right away -- a copy that reads them on the caller.
+  bool mixed_dtypes() const;
+  // For CPU kernels that can only allocate their result themselves (run
+  // inline, after wait()): a copy of `host_result` on the device, with the
+  // same sizes and strides.
   at::Tensor adopt(const at::Tensor& host_result) const;
 
+  // Launches fn(*this) on the current stream (launch.h) and returns the
+  // device result; *this is moved into the launched work.
+  template <class Fn>
+  at::Tensor launch(const char* op, Fn&& fn) {
+    at::Tensor result = take_result();
+    const c10::DeviceIndex device = device_->index();
+    scaffold::runtime::launch(device, op, [self = std::move(*this), fn = std::forward<Fn>(fn)]() mutable { fn(self); });
+    return result;
+  }
+
  private:
+  void add_input(size_t i, const at::Tensor& t);
+
   static constexpr size_t kMaxInputs = 3;
   std::optional<c10::Device> device_;
   std::array<at::Tensor, kMaxInputs> inputs_;
@@ -87,61 +137,77 @@ class FunctionalOperands {
   at::Tensor host_out_;
 };
 
-// A functional op whose CPU kernel is structured (at::native::structured_*),
-// run the way ATen's own generated CPU wrapper runs it -- meta(), then impl()
-// -- on host views, except that the result it asks for in set_output_* is
-// allocated on the device. meta() thus decides shape, dtype, strides and
-// errors from the very sizes, strides and dtypes of the device tensors,
-// exactly as the CPU does, and there is a single TensorIterator pass:
-//
-//   at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-//     StructuredFunctional<at::native::structured_ufunc_add_CPU> op({self, other});
-//     if (!op.native()) {
-//       return at::compositeexplicitautogradnonfunctional::add(self, other, alpha);
-//     }
-//     op.meta(op.input(0), op.input(1), alpha);
-//     op.impl(op.input(0), op.input(1), alpha, op.output());
-//     return op.result();
-//   }
-//
-// (The class names are ATen's: at::native::structured_<CPU kernel of the
-// op's out= variant>, declared in ATen/ops/<op>_native.h. A PyTorch upgrade
-// that renames one, or changes its meta() or impl(), fails to compile here.)
+// Where a structured op's output comes from (StructuredOp).
+enum class OutputKind {
+  Allocated, // a functional op: allocated on the device at the shape meta() asks for
+  Existing, // an out= tensor: used when it has that shape already, else the op runs inline
+  Inplace, // self of an in-place op: must have that shape and dtype (ATen's check_inplace)
+};
+
+// A structured op (ATen's at::native::structured_* CPU kernel) run the way
+// ATen's generated CPU wrappers run it -- meta(), then impl() -- on host
+// views: meta() on the caller (it decides shape, dtype, strides and errors
+// from the very sizes, strides and dtypes of the device tensors, exactly as
+// the CPU does), impl() launched on the current stream. Kernels use it
+// through StructuredFunctional, StructuredOut and StructuredInplace below,
+// which hold it on the heap so that it can move into the launched work.
 template <class Structured>
-class StructuredFunctional final : public Structured {
+class StructuredOp final : public Structured {
  public:
-  explicit StructuredFunctional(TensorRefs inputs) : operands_(inputs) {}
+  explicit StructuredOp(TensorRefs inputs) : operands_(inputs), kind_(OutputKind::Allocated) {}
+  StructuredOp(const at::Tensor& output, TensorRefs inputs, OutputKind kind)
+      : operands_(output, inputs), kind_(kind) {}
 
   bool native() const {
     return operands_.native();
   }
+  c10::Device device() const {
+    return operands_.device();
+  }
   const at::Tensor& input(size_t i) const {
     return operands_.input(i);
   }
-  // The out argument of impl(): the host view of the result meta() made.
+  // The out argument of impl(): the host view of the output.
   const at::Tensor& output() {
     return operands_.output();
   }
-  at::Tensor result() {
+  // self of an in-place op (the output).
+  const at::Tensor& self() {
+    return operands_.output();
+  }
+  const at::Tensor& result() const {
     return operands_.result();
   }
+  at::Tensor take_result() {
+    return operands_.take_result();
+  }
+  bool mixed_dtypes() const {
+    return operands_.mixed_dtypes();
+  }
+  void wait() const {
+    operands_.wait();
+  }
+
+  // Thrown by an output hook when an out= tensor does not have the shape
+  // meta() asks for: the kernel runs the op inline instead.
+  struct NeedsInline {};
 
   void set_output_strided(
       int64_t output_idx,
       at::IntArrayRef sizes,
       at::IntArrayRef strides,
       at::TensorOptions options SCAFFOLD_OUTPUT_NAMES_PARAMETER) override {
-    set_output(output_idx, sizes, strides, options);
+    set_output(output_idx, sizes, strides, options, /*strides_required=*/true);
   }
   void set_output_raw_strided(
       int64_t output_idx,
       at::IntArrayRef sizes,
       at::IntArrayRef strides,
       at::TensorOptions options SCAFFOLD_OUTPUT_NAMES_PARAMETER) override {
-    set_output(output_idx, sizes, strides, options);
+    set_output(output_idx, sizes, strides, options, /*strides_required=*/false);
   }
   const at::Tensor& maybe_get_output(int64_t output_idx) override {
-    TORCH_INTERNAL_ASSERT(output_idx == 0, "StructuredFunctional: ops with one output only");
+    TORCH_INTERNAL_ASSERT(output_idx == 0, "StructuredOp: ops with one output only");
     return operands_.output();
   }
 
@@ -150,17 +216,184 @@ class StructuredFunctional final : public Structured {
       int64_t output_idx,
       at::IntArrayRef sizes,
       at::IntArrayRef strides,
-      const at::TensorOptions& options) {
-    TORCH_INTERNAL_ASSERT(output_idx == 0, "StructuredFunctional: ops with one output only");
-    operands_.make_output(sizes, strides, options);
-    // As in ATen's generated functional wrappers: a TensorIterator-based
-    // meta() picks the output up here, after it exists.
+      const at::TensorOptions& options,
+      bool strides_required) {
+    TORCH_INTERNAL_ASSERT(output_idx == 0, "StructuredOp: ops with one output only");
+    const at::Tensor& out = operands_.output();
+    switch (kind_) {
+      case OutputKind::Allocated:
+        operands_.make_output(sizes, strides, options);
+        break;
+      case OutputKind::Existing:
+        // ATen's out= wrapper would resize (or use a proxy for strides the
+        // kernel insists on); both need the device tensor changed first.
+        if (out.sizes() != sizes || out.dtype() != options.dtype() ||
+            (strides_required && !strides.empty() && out.strides() != strides)) {
+          throw NeedsInline{};
+        }
+        break;
+      case OutputKind::Inplace:
+        // As ATen's check_inplace (TensorIterator ops check the same).
+        TORCH_CHECK(
+            options.dtype() == out.dtype(),
+            "Bad in-place call: input tensor dtype ",
+            out.dtype(),
+            " and output tensor dtype ",
+            options.dtype(),
+            " should match");
+        TORCH_CHECK(
+            sizes == out.sizes(),
+            "Bad in-place call: input tensor size ",
+            out.sizes(),
+            " and output tensor size ",
+            sizes,
+            " should match");
+        if (strides_required && !strides.empty() && out.strides() != strides) {
+          throw NeedsInline{};
+        }
+        break;
+    }
+    // As in ATen's generated wrappers: a TensorIterator-based meta() picks
+    // the output up here, after it exists.
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Structured>) {
       Structured::set_output_raw_strided(output_idx, sizes, strides, options SCAFFOLD_NO_OUTPUT_NAMES);
     }
   }
 
   FunctionalOperands operands_;
+  OutputKind kind_;
+};
+
+// What the three handles below share: the StructuredOp on the heap, meta()
+// on the caller, launch of impl().
+template <class Structured>
+class StructuredCall {
+ public:
+  bool native() const {
+    return op_->native();
+  }
+  const at::Tensor& input(size_t i) const {
+    return op_->input(i);
+  }
+  // Runs meta() on the caller, with these arguments (host views from
+  // input(i), scalars, ...).
+  template <class... Args>
+  void meta(Args&&... args) {
+    if constexpr (std::is_base_of_v<at::TensorIteratorBase, Structured>) {
+      // On the CPU, TensorIterator's meta() converts inputs of another dtype
+      // than the common one then and there (reading them): that read must
+      // come after the work queued before it, so wait for the stream.
+      if (op_->native() && op_->mixed_dtypes()) {
+        op_->wait();
+      }
+    }
+    try {
+      op_->meta(std::forward<Args>(args)...);
+    } catch (const typename StructuredOp<Structured>::NeedsInline&) {
+      fits_ = false;
+    }
+  }
+  // After meta(): false when an out= tensor must be resized first (the
+  // kernel then runs the op inline, KernelCall/OutputView).
+  bool fits() const {
+    return fits_;
+  }
+
+ protected:
+  template <class... Ctor>
+  explicit StructuredCall(Ctor&&... args)
+      : op_(std::make_unique<StructuredOp<Structured>>(std::forward<Ctor>(args)...)) {}
+
+  // Launches fn(op) -- fn calls impl() -- on the current stream; returns
+  // the output's device tensor, which the launched work does not hold.
+  template <class Fn>
+  at::Tensor launch_impl(const char* name, Fn&& fn) {
+    TORCH_INTERNAL_ASSERT(fits_, name, ": launched although meta() asked for a resize");
+    const c10::DeviceIndex device = op_->device().index();
+    at::Tensor result = op_->take_result();
+    scaffold::runtime::launch(device, name, [op = std::move(op_), fn = std::forward<Fn>(fn)]() mutable { fn(*op); });
+    return result;
+  }
+
+  std::unique_ptr<StructuredOp<Structured>> op_;
+  bool fits_ = true;
+};
+
+// A functional op with a structured CPU kernel:
+//
+//   at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+//     StructuredFunctional<at::native::structured_ufunc_add_CPU> op({self, other});
+//     if (!op.native()) {
+//       return at::compositeexplicitautogradnonfunctional::add(self, other, alpha);
+//     }
+//     op.meta(op.input(0), op.input(1), alpha);            // on the caller
+//     return op.launch("add", [alpha](auto& op) {          // on the stream
+//       op.impl(op.input(0), op.input(1), alpha, op.output());
+//     });
+//   }
+//
+// (The class names are ATen's: at::native::structured_<CPU kernel of the
+// op's out= variant>, declared in ATen/ops/<op>_native.h. A PyTorch upgrade
+// that renames one, or changes its meta() or impl(), fails to compile here.)
+template <class Structured>
+class StructuredFunctional final : public StructuredCall<Structured> {
+ public:
+  explicit StructuredFunctional(TensorRefs inputs) : StructuredCall<Structured>(inputs) {}
+
+  // Launches impl (fn(op)) and returns the result meta() allocated.
+  template <class Fn>
+  at::Tensor launch(const char* name, Fn&& fn) {
+    return this->launch_impl(name, std::forward<Fn>(fn));
+  }
+};
+
+// An out= kernel with a structured CPU kernel: launched when `out` already
+// has the shape (and dtype) meta() asks for -- always the case when the op's
+// functional default kernel calls it -- else run inline, which resizes:
+//
+//   StructuredOut<at::native::structured_mm_out_cpu> op(out, {self, mat2});
+//   if (op.native()) {
+//     op.meta(op.input(0), op.input(1));
+//     if (op.fits()) {
+//       op.launch("mm.out", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });
+//       return out;
+//     }
+//   }
+//   ... KernelCall / OutputView, inline
+template <class Structured>
+class StructuredOut final : public StructuredCall<Structured> {
+ public:
+  StructuredOut(const at::Tensor& out, TensorRefs inputs)
+      : StructuredCall<Structured>(out, inputs, OutputKind::Existing) {}
+
+  template <class Fn>
+  void launch(const char* name, Fn&& fn) {
+    this->launch_impl(name, std::forward<Fn>(fn));
+  }
+};
+
+// An in-place op with a structured CPU kernel (self is input and output):
+//
+//   StructuredInplace<at::native::structured_ufunc_add_CPU> op(self, {other});
+//   if (!op.native()) {
+//     return at::compositeexplicitautogradnonfunctional::add_(self, other, alpha);
+//   }
+//   op.meta(op.self(), op.input(0), alpha);
+//   op.launch("add_", [alpha](auto& op) { op.impl(op.self(), op.input(0), alpha, op.self()); });
+//   return self;
+template <class Structured>
+class StructuredInplace final : public StructuredCall<Structured> {
+ public:
+  StructuredInplace(const at::Tensor& self, TensorRefs others)
+      : StructuredCall<Structured>(self, others, OutputKind::Inplace) {}
+
+  const at::Tensor& self() {
+    return this->op_->self();
+  }
+  template <class Fn>
+  void launch(const char* name, Fn&& fn) {
+    this->launch_impl(name, std::forward<Fn>(fn));
+  }
 };
 
 // A functional elementwise op whose CPU kernel is not structured (abs,
@@ -172,14 +405,20 @@ class StructuredFunctional final : public Structured {
 // 0-dim tensor (a CPU scalar or a device one), and the broadcast result is
 // not empty. For such operands TensorIterator always gives the functional
 // result contiguous strides, so the result is allocated at its final shape
-// and the caller runs the CPU out= kernel once on host views: out() for the
+// and the caller launches the CPU out= kernel on host views: out() for the
 // result, input(i) for operand i, in the order given. `result_dtype` must be
 // the dtype the op's functional variant produces for these operands (e.g.
 // at::native::result_type(self, other)).
 //
+//   Elementwise e({self}, c10::toRealValueType(self.scalar_type()));
+//   if (e.fast()) {
+//     return e.launch("abs", [](Elementwise& e) { at::cpu::abs_out(e.out(), e.input(0)); });
+//   }
+//
 // Otherwise, when native() (FunctionalOperands) still holds, the caller runs
-// the CPU functional kernel on the host views and returns adopt() of its
-// result; when not, the op's default kernel.
+// the CPU functional kernel inline on the host views (the constructor has
+// waited for the stream then) and returns adopt() of its result; when not,
+// the op's default kernel.
 class Elementwise {
  public:
   Elementwise(TensorRefs operands, at::ScalarType result_dtype);
@@ -192,58 +431,94 @@ class Elementwise {
   }
   // Host view of operand i, or the CPU scalar itself (native() only).
   const at::Tensor& input(size_t i) const {
-    return operands_.input(i);
+    return twins_ != nullptr ? twins_->inputs[i] : operands_.input(i);
   }
   // Host view of the result (fast() only).
   at::Tensor& out() {
-    return operands_.output();
+    return twins_ != nullptr ? twins_->out : operands_.output();
   }
-  // The device tensor the kernel wrote through out() (fast() only).
-  at::Tensor result() {
-    return operands_.result();
-  }
-  // See FunctionalOperands::adopt (native() only).
+  // See FunctionalOperands::adopt (native() and not fast() only).
   at::Tensor adopt(const at::Tensor& host_result) const {
     return operands_.adopt(host_result);
+  }
+  // Launches fn(*this) on the current stream and returns the device result
+  // (fast() only).
+  template <class Fn>
+  at::Tensor launch(const char* op, Fn&& fn) {
+    TORCH_INTERNAL_ASSERT(fast_, op, ": Elementwise::launch needs fast()");
+    check_on_host_twins(op, fn);
+    at::Tensor result = operands_.take_result();
+    const c10::DeviceIndex device = operands_.device().index();
+    scaffold::runtime::launch(device, op, [self = std::move(*this), fn = std::forward<Fn>(fn)]() mutable { fn(self); });
+    return result;
+  }
+
+ private:
+  // 0-dim host tensors of the operands' and the result's dtypes.
+  struct HostTwins {
+    std::array<at::Tensor, 3> inputs;
+    at::Tensor out;
+  };
+  // The CPU kernel checks some arguments only when it runs (a dtype it has
+  // no loop for: abs of bool; a condition that is not boolean), and launched
+  // work would report those at the next synchronisation. CUDA's host code
+  // raises them at the call, so before the first launch of `op` with these
+  // dtypes (per thread) fn runs here on 0-dim twins -- elementwise ops have
+  // no dims or shapes to get wrong on them -- and raises what it would raise
+  // on the operands. Errors that depend on the data are left to the launched
+  // work, as a device-side assert is.
+  template <class Fn>
+  void check_on_host_twins(const char* op, Fn& fn) {
+    HostTwins twins;
+    if (!make_host_twins_if_unchecked(op, twins)) {
+      return;
+    }
+    twins_ = &twins;
+    try {
+      fn(*this);
+    } catch (...) {
+      twins_ = nullptr;
+      throw;
+    }
+    twins_ = nullptr;
+    remember_checked(op);
+  }
+  bool make_host_twins_if_unchecked(const char* op, HostTwins& twins) const;
+  void remember_checked(const char* op) const;
+  uint64_t dtype_signature() const;
+
+  FunctionalOperands operands_;
+  HostTwins* twins_ = nullptr;
+  bool fast_ = false;
+};
+
+// An in-place op whose CPU kernel is not structured (abs_, masked_fill_),
+// run inline on host views: self is the output, so there is nothing to
+// allocate and no strides to choose; the CPU in-place kernel does every
+// check, so it runs on the caller, after the constructor waited for the
+// stream. (A structured in-place op is launched: StructuredInplace.)
+// native() is true when self is a strided tensor of this backend and every
+// other operand is on self's device or a CPU 0-dim tensor; otherwise the
+// caller runs the op's default kernel. Operands in self's memory see the
+// overlap as on the CPU (FunctionalOperands).
+class InplaceElementwise {
+ public:
+  InplaceElementwise(const at::Tensor& self, TensorRefs others);
+
+  bool native() const {
+    return operands_.native();
+  }
+  // Host view of self (native() only).
+  at::Tensor& self() {
+    return operands_.output();
+  }
+  // Host view of the i-th of `others`, or the CPU scalar itself.
+  const at::Tensor& input(size_t i) const {
+    return operands_.input(i);
   }
 
  private:
   FunctionalOperands operands_;
-  bool fast_ = false;
-};
-
-// An in-place op (self.add_(other)) on host views: self is the output, so
-// there is nothing to allocate and no strides to choose; the CPU in-place
-// kernel (at::cpu::add_) does every check. native() is true when self is a
-// strided tensor of this backend and every other operand is on self's device
-// or a CPU 0-dim tensor; otherwise the caller runs the op's default kernel.
-// An operand in self's memory (x.add_(x), x[1:].add_(x[:-1])) gets a host
-// view on the same host storage as self's, so the CPU kernel's memory
-// overlap checks see what they would see on the CPU.
-class InplaceElementwise {
- public:
-  InplaceElementwise(const at::Tensor& self, TensorRefs others);
-  ~InplaceElementwise();
-  InplaceElementwise(const InplaceElementwise&) = delete;
-  InplaceElementwise& operator=(const InplaceElementwise&) = delete;
-
-  bool native() const {
-    return self_.defined();
-  }
-  // Host view of self (native() only).
-  at::Tensor& self() {
-    return self_;
-  }
-  // Host view of the i-th of `others`, or the CPU scalar itself.
-  const at::Tensor& input(size_t i) const {
-    return inputs_[i];
-  }
-
- private:
-  static constexpr size_t kMaxOperands = 2;
-  at::Tensor self_;
-  std::array<at::Tensor, kMaxOperands> inputs_;
-  unsigned recycled_ = 0; // bit i: inputs_[i] is a recycled host view
 };
 
 // The device to create a functional op's result on when its inputs are a mix

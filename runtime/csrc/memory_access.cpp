@@ -38,6 +38,20 @@ bool is_device_pointer(const void* ptr) noexcept {
   return translate_device_address(ptr) != nullptr;
 }
 
+void* launch_host_address(const void* device_ptr) {
+  void* host = translate_device_address(device_ptr);
+  TORCH_CHECK(
+      host != nullptr,
+      "host_address: ",
+      device_ptr,
+      " is not ",
+      c10::get_privateuse1_backend(),
+      " device memory (it must come from the ",
+      c10::get_privateuse1_backend(),
+      " allocator)");
+  return host;
+}
+
 void* host_address(const void* device_ptr) {
   void* host = translate_device_address(device_ptr);
   if (C10_LIKELY(host != nullptr)) {
@@ -58,7 +72,9 @@ void* host_address(const void* device_ptr) {
   return host;
 }
 
-at::Tensor host_view(const at::Tensor& device_tensor) {
+namespace {
+
+at::Tensor make_host_view(const at::Tensor& device_tensor, bool wait) {
   const std::string backend = c10::get_privateuse1_backend();
   TORCH_CHECK(device_tensor.defined(), "host_view: got an undefined tensor");
   TORCH_CHECK(
@@ -87,7 +103,9 @@ at::Tensor host_view(const at::Tensor& device_tensor) {
         ") was not allocated by the ",
         backend,
         " runtime, so it has no host view");
-    wait_for_current_stream(device_of_address(device_base)); // see host_address
+    if (wait) {
+      wait_for_current_stream(device_of_address(device_base)); // see host_address
+    }
     // The view holds a reference to the device storage: a kernel (or
     // anything it hands the view to) can keep it without the memory being
     // freed or reused underneath it.
@@ -115,6 +133,16 @@ at::Tensor host_view(const at::Tensor& device_tensor) {
   impl->_set_conj(device_tensor.is_conj());
   impl->_set_neg(device_tensor.is_neg());
   return at::Tensor(std::move(impl));
+}
+
+} // namespace
+
+at::Tensor host_view(const at::Tensor& device_tensor) {
+  return make_host_view(device_tensor, /*wait=*/true);
+}
+
+at::Tensor launch_host_view(const at::Tensor& device_tensor) {
+  return make_host_view(device_tensor, /*wait=*/false);
 }
 
 at::Tensor host_view_or_undefined(const at::Tensor& device_tensor) {

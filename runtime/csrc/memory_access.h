@@ -33,6 +33,10 @@ c10::DeviceIndex device_of_address(const void* device_ptr) noexcept;
 // pointer that is not device memory of this runtime (null included).
 void* host_address(const void* device_ptr);
 
+// host_address without the wait, for work launched on the current stream
+// (launch.h), which the stream itself orders after earlier work.
+void* launch_host_address(const void* device_ptr);
+
 // True when `ptr` lies in this runtime's device address range.
 bool is_device_pointer(const void* ptr) noexcept;
 
@@ -43,6 +47,11 @@ bool is_device_pointer(const void* ptr) noexcept;
 // Checks: defined, strided, on this device, and (for non-empty storages)
 // backed by this runtime's memory.
 at::Tensor host_view(const at::Tensor& device_tensor);
+
+// host_view without the wait, for work launched on the current stream
+// (launch.h): the stream runs it after earlier work. Reading or writing
+// through it from host code that is not launched is a race.
+at::Tensor launch_host_view(const at::Tensor& device_tensor);
 
 // Like host_view, but for an optional/undefined tensor: returns an undefined
 // tensor when `device_tensor` is undefined.

@@ -137,7 +137,18 @@ PyObject* py_set_device(PyObject*, PyObject* args) {
 
 PyObject* py_synchronize(PyObject*, PyObject* args) {
   return with_device(args, [&](c10::DeviceIndex device) {
-    synchronize_device(device);
+    {
+      // Without the GIL while waiting: launched work may need it (dropping
+      // the last reference to a tensor Python gave up).
+      PyThreadState* saved = PyEval_SaveThread();
+      try {
+        synchronize_device(device);
+      } catch (...) {
+        PyEval_RestoreThread(saved);
+        throw;
+      }
+      PyEval_RestoreThread(saved);
+    }
     Py_RETURN_NONE;
   });
 }

@@ -14,7 +14,7 @@ void fail_driver_call(
   const std::string detail = drvGetLastErrorMessage();
   TORCH_CHECK_WITH(
       Error,
-      error != drvErrorMemoryAllocation,
+      error == drvErrorMemoryAllocation, // any other failure is a plain error
       c10::get_privateuse1_backend(),
       " driver call `",
       call_text,

@@ -9,6 +9,7 @@
 #include <c10/util/Exception.h>
 
 #include "device.h"
+#include "launch.h"
 #include "status.h"
 
 namespace scaffold::runtime {
@@ -148,6 +149,7 @@ int stream_priority(const c10::Stream& stream) {
 
 void wait_for_current_stream(c10::DeviceIndex device) {
   SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(lookup(device, t_current_stream[device])));
+  check_launch_errors(device);
 }
 
 void pause_stream_for_testing(const c10::Stream& stream, bool paused) {
@@ -173,11 +175,13 @@ bool query_stream(const c10::Stream& stream) {
     return false;
   }
   SCAFFOLD_DRIVER_CHECK(status);
+  check_launch_errors(stream.device_index()); // as cudaStreamQuery reports them
   return true;
 }
 
 void synchronize_stream(const c10::Stream& stream) {
   SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(driver_stream(stream)));
+  check_launch_errors(stream.device_index());
 }
 
 void synchronize_device(c10::DeviceIndex device) {
@@ -188,6 +192,7 @@ void synchronize_device(c10::DeviceIndex device) {
   const drvError_t status = drvDeviceSynchronize();
   (void)drvSetDevice(previous);
   SCAFFOLD_DRIVER_CHECK(status);
+  check_launch_errors(device);
 }
 
 void record_event(
@@ -248,7 +253,9 @@ bool query_event(void* event) {
 
 void synchronize_event(void* event) {
   if (event != nullptr) {
-    SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(static_cast<Event*>(event)->handle));
+    auto* e = static_cast<Event*>(event);
+    SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(e->handle));
+    check_launch_errors(e->device);
   }
 }
 

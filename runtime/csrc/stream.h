@@ -1,10 +1,11 @@
 // Streams and events: c10::Stream / c10::Event on top of the driver's
 // streams and events (driver/scaffold_driver.h), which run their work
-// asynchronously and in order. Copies are enqueued on the current stream;
-// compute kernels wait for their device's current stream before they touch
-// memory (wait_for_current_stream), so they are ordered after earlier work
-// on it. torch.Stream, torch.Event, stream context managers and
-// non_blocking copies behave as on CUDA.
+// asynchronously and in order. Copies and compute kernels (launch.h) are
+// enqueued on the current stream; host code that touches device memory
+// (inline kernels, the CPU fallback, .item()) first waits for it
+// (wait_for_current_stream). torch.Stream, torch.Event, stream context
+// managers and non_blocking copies behave as on CUDA. Every synchronisation
+// here also reports an error raised by launched work (launch.h).
 //
 // Stream ids per device: 0 is the default stream; 1..kStreamPoolSize the
 // normal-priority pool, the next kStreamPoolSize ids the high-priority pool,

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "scaffold_driver.h"
@@ -38,9 +37,6 @@ drvError_t check_device(int device);
 int current_device_unchecked();
 
 // Streams (simulated_streams.cpp).
-// Runs `work` on `stream` (null: current device's default) after the work
-// enqueued before it; inline when launch blocking.
-drvError_t enqueue(drvStream_t stream, std::function<void()> work);
 // Waits for every stream of `device`.
 drvError_t synchronize_device(int device);
 

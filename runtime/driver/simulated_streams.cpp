@@ -19,51 +19,15 @@
 
 #include "simulated.h"
 
-// Handles are the structs the C API names; their state is shared with the
-// work that refers to them, so destroying a handle with work still queued is
-// safe.
-struct drvStream_st {
-  int device = 0;
-  int priority = 0;
-  bool is_default = false;
+namespace scaffold::driver {
+namespace {
 
-  std::mutex mutex;
-  std::condition_variable work_ready; // worker waits
-  std::condition_variable work_done; // synchronize waits
-  std::deque<std::function<void()>> queue;
-  uint64_t enqueued = 0;
-  uint64_t completed = 0;
-  bool paused = false;
-  bool stopping = false;
-  std::thread worker;
+// One piece of stream work, stored by value in the stream's queue:
+// enqueueing a copy, a memset or a host function allocates nothing.
+enum class WorkKind : uint8_t { HostFunction, Copy, Set, RecordEvent, WaitEvent };
 
-  void run() {
-    std::unique_lock<std::mutex> lock(mutex);
-    for (;;) {
-      work_ready.wait(lock, [&] { return stopping || (!paused && !queue.empty()); });
-      if (queue.empty() || paused) { // stopping, and nothing runnable left
-        if (stopping && queue.empty()) {
-          return;
-        }
-        continue;
-      }
-      std::function<void()> work = std::move(queue.front());
-      queue.pop_front();
-      lock.unlock();
-      work();
-      work = nullptr; // release what it captured before reporting completion
-      lock.lock();
-      ++completed;
-      work_done.notify_all();
-    }
-  }
-
-  void synchronize() {
-    std::unique_lock<std::mutex> lock(mutex);
-    const uint64_t target = enqueued;
-    work_done.wait(lock, [&] { return completed >= target; });
-  }
-};
+} // namespace
+} // namespace scaffold::driver
 
 struct EventState {
   unsigned flags = 0;
@@ -85,6 +49,171 @@ struct EventState {
   void wait_for(uint64_t generation) {
     std::unique_lock<std::mutex> lock(mutex);
     done.wait(lock, [&] { return completed >= generation; });
+  }
+};
+
+namespace scaffold::driver {
+namespace {
+
+struct Work {
+  WorkKind kind = WorkKind::HostFunction;
+  int value = 0; // Set
+  void* dst = nullptr; // Copy, Set; HostFunction: its user data
+  const void* src = nullptr; // Copy
+  size_t size = 0; // Copy, Set
+  void (*fn)(void*) = nullptr; // HostFunction
+  std::shared_ptr<EventState> event; // RecordEvent, WaitEvent
+  uint64_t generation = 0; // RecordEvent, WaitEvent
+
+  void run() {
+    switch (kind) {
+      case WorkKind::HostFunction:
+        fn(dst);
+        break;
+      case WorkKind::Copy:
+        std::memmove(dst, src, size);
+        break;
+      case WorkKind::Set:
+        std::memset(dst, value, size);
+        break;
+      case WorkKind::RecordEvent:
+        event->complete(generation);
+        break;
+      case WorkKind::WaitEvent:
+        event->wait_for(generation);
+        break;
+    }
+  }
+};
+
+// How long a worker with nothing to do, and a host thread synchronising,
+// poll before they sleep on a condition variable. Launches come in bursts
+// (a training step enqueues hundreds of kernels), and waking a sleeping
+// thread costs a system call on both sides -- more than a small kernel.
+constexpr auto kSpinBeforeSleep = std::chrono::microseconds(50);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+} // namespace
+} // namespace scaffold::driver
+
+using scaffold::driver::Work;
+
+// Handles are the structs the C API names; their state is shared with the
+// work that refers to them, so destroying a handle with work still queued is
+// safe.
+struct drvStream_st {
+  int device = 0;
+  int priority = 0;
+  bool is_default = false;
+
+  std::mutex mutex;
+  std::condition_variable work_ready; // the worker sleeps on it
+  std::condition_variable work_done; // synchronize() sleeps on it
+  // Pending work, appended under `mutex`. The worker swaps the whole queue
+  // for its (empty) batch in one locked step and runs the batch without the
+  // lock, so a launching thread and the worker rarely contend; both vectors
+  // keep their capacity (no allocation once warm).
+  std::vector<Work> queue;
+  std::vector<Work> batch; // the worker's
+  uint64_t enqueued = 0;
+  std::atomic<uint64_t> enqueued_hint{0}; // `enqueued`, for lock-free polling
+  std::atomic<uint64_t> completed{0};
+  std::atomic<bool> paused{false};
+  bool stopping = false;
+  bool worker_sleeping = false; // notify work_ready only then
+  std::atomic<int> sync_waiters{0}; // notify work_done only when someone sleeps on it
+  std::thread worker;
+
+  // Called with `mutex` held.
+  void push(Work&& work) {
+    queue.push_back(std::move(work));
+    ++enqueued;
+    enqueued_hint.store(enqueued, std::memory_order_release);
+  }
+
+  // Called with `mutex` held.
+  bool runnable() const {
+    return !queue.empty() && !paused.load(std::memory_order_relaxed);
+  }
+
+  void finished_one() {
+    completed.fetch_add(1, std::memory_order_seq_cst);
+    // (seq_cst with synchronize()'s increment of sync_waiters: either it
+    // sees this completion before sleeping, or this sees it waiting.)
+    if (sync_waiters.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(mutex);
+      work_done.notify_all();
+    }
+  }
+
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      if (!runnable()) {
+        if (stopping) {
+          return;
+        }
+        // Poll a little before sleeping: the next launch is often close.
+        const uint64_t seen = enqueued;
+        lock.unlock();
+        const auto until = std::chrono::steady_clock::now() + scaffold::driver::kSpinBeforeSleep;
+        while (enqueued_hint.load(std::memory_order_acquire) == seen &&
+               std::chrono::steady_clock::now() < until) {
+          scaffold::driver::cpu_relax();
+        }
+        lock.lock();
+        if (!runnable() && !stopping) {
+          worker_sleeping = true;
+          work_ready.wait(lock, [&] { return stopping || runnable(); });
+          worker_sleeping = false;
+        }
+        continue;
+      }
+      batch.swap(queue);
+      lock.unlock();
+      size_t done = 0;
+      for (; done < batch.size(); ++done) {
+        if (paused.load(std::memory_order_acquire)) {
+          break; // the rest goes back to the front of the queue
+        }
+        batch[done].run();
+        batch[done] = Work(); // release what it held before reporting completion
+        finished_one();
+      }
+      lock.lock();
+      if (done < batch.size()) {
+        queue.insert(
+            queue.begin(), std::make_move_iterator(batch.begin() + done), std::make_move_iterator(batch.end()));
+      }
+      batch.clear();
+    }
+  }
+
+  void synchronize() {
+    uint64_t target = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      target = enqueued;
+    }
+    if (completed.load(std::memory_order_acquire) >= target) {
+      return;
+    }
+    const auto until = std::chrono::steady_clock::now() + scaffold::driver::kSpinBeforeSleep;
+    while (std::chrono::steady_clock::now() < until) {
+      if (completed.load(std::memory_order_acquire) >= target) {
+        return;
+      }
+      scaffold::driver::cpu_relax();
+    }
+    std::unique_lock<std::mutex> lock(mutex);
+    sync_waiters.fetch_add(1, std::memory_order_seq_cst);
+    work_done.wait(lock, [&] { return completed.load(std::memory_order_seq_cst) >= target; });
+    sync_waiters.fetch_sub(1, std::memory_order_relaxed);
   }
 };
 
@@ -167,7 +296,9 @@ drvError_t copy_now(void* dst, const void* src, size_t size, drvMemcpyKind kind,
 
 } // namespace
 
-drvError_t enqueue(drvStream_t stream, std::function<void()> work) {
+// Runs `work` on `stream` (null: current device's default) after the work
+// enqueued before it; inline when launch blocking.
+drvError_t enqueue(drvStream_t stream, Work&& work) {
   if (drvError_t status = check_not_forked(); status != drvSuccess) {
     return status;
   }
@@ -175,18 +306,22 @@ drvError_t enqueue(drvStream_t stream, std::function<void()> work) {
     return status;
   }
   if (config().launch_blocking) {
-    work();
+    work.run();
     std::lock_guard<std::mutex> lock(stream->mutex);
     ++stream->enqueued;
-    ++stream->completed;
+    stream->enqueued_hint.store(stream->enqueued, std::memory_order_relaxed);
+    stream->completed.fetch_add(1, std::memory_order_release);
     return drvSuccess;
   }
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
-    stream->queue.push_back(std::move(work));
-    ++stream->enqueued;
+    stream->push(std::move(work));
+    wake = stream->worker_sleeping;
   }
-  stream->work_ready.notify_one();
+  if (wake) {
+    stream->work_ready.notify_one();
+  }
   return drvSuccess;
 }
 
@@ -224,7 +359,12 @@ drvError_t drvMemcpyAsync(void* dst, const void* src, size_t size, drvMemcpyKind
   if (drvError_t status = copy_now(dst, src, size, kind, &host_dst, &host_src); status != drvSuccess) {
     return status;
   }
-  return enqueue(stream, [host_dst, host_src, size] { std::memmove(host_dst, host_src, size); });
+  Work work;
+  work.kind = WorkKind::Copy;
+  work.dst = host_dst;
+  work.src = host_src;
+  work.size = size;
+  return enqueue(stream, std::move(work));
 }
 
 drvError_t drvMemcpy(void* dst, const void* src, size_t size, drvMemcpyKind kind) {
@@ -242,7 +382,12 @@ drvError_t drvMemsetAsync(void* device_ptr, int value, size_t size, drvStream_t 
   if (host == nullptr) {
     return fail(drvErrorInvalidValue, "memset: not device memory of this driver (or the range runs past it)");
   }
-  return enqueue(stream, [host, value, size] { std::memset(host, value, size); });
+  Work work;
+  work.kind = WorkKind::Set;
+  work.dst = host;
+  work.value = value;
+  work.size = size;
+  return enqueue(stream, std::move(work));
 }
 
 drvError_t drvMemset(void* device_ptr, int value, size_t size) {
@@ -256,7 +401,11 @@ drvError_t drvLaunchHostFunc(drvStream_t stream, void (*fn)(void*), void* user_d
   if (fn == nullptr) {
     return fail(drvErrorInvalidValue, "drvLaunchHostFunc: null function");
   }
-  return enqueue(stream, [fn, user_data] { fn(user_data); });
+  Work work;
+  work.kind = WorkKind::HostFunction;
+  work.fn = fn;
+  work.dst = user_data;
+  return enqueue(stream, std::move(work));
 }
 
 drvError_t drvDeviceGetStreamPriorityRange(int* least, int* greatest) {
@@ -300,7 +449,7 @@ drvError_t drvStreamDestroy(drvStream_t stream) {
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
     stream->stopping = true;
-    stream->paused = false;
+    stream->paused.store(false, std::memory_order_release);
   }
   stream->work_ready.notify_one();
   if (stream->worker.joinable()) {
@@ -322,7 +471,7 @@ drvError_t drvStreamQuery(drvStream_t stream) {
     return status;
   }
   std::lock_guard<std::mutex> lock(stream->mutex);
-  return stream->completed == stream->enqueued ? drvSuccess : drvErrorNotReady;
+  return stream->completed.load(std::memory_order_acquire) == stream->enqueued ? drvSuccess : drvErrorNotReady;
 }
 
 drvError_t drvStreamSynchronize(drvStream_t stream) {
@@ -365,7 +514,11 @@ drvError_t drvStreamWaitEvent(drvStream_t stream, drvEvent_t event) {
     }
     target = state->recorded;
   }
-  return enqueue(stream, [state, target] { state->wait_for(target); });
+  Work work;
+  work.kind = WorkKind::WaitEvent;
+  work.event = std::move(state);
+  work.generation = target;
+  return enqueue(stream, std::move(work));
 }
 
 drvError_t drvEventCreate(drvEvent_t* event, unsigned flags) {
@@ -393,7 +546,11 @@ drvError_t drvEventRecord(drvEvent_t event, drvStream_t stream) {
     std::lock_guard<std::mutex> lock(state->mutex);
     generation = ++state->recorded;
   }
-  const drvError_t status = enqueue(stream, [state, generation] { state->complete(generation); });
+  Work work;
+  work.kind = WorkKind::RecordEvent;
+  work.event = state;
+  work.generation = generation;
+  const drvError_t status = enqueue(stream, std::move(work));
   if (status != drvSuccess) {
     state->complete(generation); // nothing will run it: don't leave waiters hanging
   }
@@ -454,7 +611,7 @@ drvError_t drvTestingPauseStream(drvStream_t stream, int paused) {
   }
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
-    stream->paused = paused != 0;
+    stream->paused.store(paused != 0, std::memory_order_release);
   }
   stream->work_ready.notify_one();
   return drvSuccess;

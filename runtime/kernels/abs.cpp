@@ -25,8 +25,7 @@ at::Tensor abs(const at::Tensor & self) {
   // empty result (of the real dtype, for complex tensors).
   rt::Elementwise e({self}, c10::toRealValueType(self.scalar_type()));
   if (e.fast()) {
-    at::cpu::abs_out(e.out(), e.input(0));
-    return e.result();
+    return e.launch("abs", [](rt::Elementwise& e) { at::cpu::abs_out(e.out(), e.input(0)); });
   }
   if (e.native()) {
     // Other layouts: the CPU kernel decides the result's strides.

@@ -27,17 +27,17 @@ at::Tensor add(const at::Tensor & self, const at::Tensor & other, const at::Scal
     return at::compositeexplicitautogradnonfunctional::add(self, other, alpha);
   }
   op.meta(op.input(0), op.input(1), alpha);
-  op.impl(op.input(0), op.input(1), alpha, op.output());
-  return op.result();
+  return op.launch("add", [alpha](auto& op) { op.impl(op.input(0), op.input(1), alpha, op.output()); });
 }
 
 at::Tensor & add_(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {other});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_ufunc_add_CPU> op(self, {other});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::add_(self, other, alpha);
   }
-  at::cpu::add_(e.self(), e.input(0), alpha);
+  op.meta(op.self(), op.input(0), alpha);
+  op.launch("add_", [alpha](auto& op) { op.impl(op.self(), op.input(0), alpha, op.self()); });
   return self;
 }
 

@@ -27,17 +27,17 @@ at::Tensor cos(const at::Tensor & self) {
     return at::compositeexplicitautogradnonfunctional::cos(self);
   }
   op.meta(op.input(0));
-  op.impl(op.input(0), op.output());
-  return op.result();
+  return op.launch("cos", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
 
 at::Tensor & cos_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_cos_out> op(self, {});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::cos_(self);
   }
-  at::cpu::cos_(e.self());
+  op.meta(op.self());
+  op.launch("cos_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
 }
 

@@ -27,17 +27,17 @@ at::Tensor div(const at::Tensor & self, const at::Tensor & other) {
     return at::compositeexplicitautogradnonfunctional::div(self, other);
   }
   op.meta(op.input(0), op.input(1));
-  op.impl(op.input(0), op.input(1), op.output());
-  return op.result();
+  return op.launch("div", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });
 }
 
 at::Tensor & div_(at::Tensor & self, const at::Tensor & other) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {other});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_div_out> op(self, {other});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::div_(self, other);
   }
-  at::cpu::div_(e.self(), e.input(0));
+  op.meta(op.self(), op.input(0));
+  op.launch("div_", [](auto& op) { op.impl(op.self(), op.input(0), op.self()); });
   return self;
 }
 

@@ -27,17 +27,17 @@ at::Tensor exp(const at::Tensor & self) {
     return at::compositeexplicitautogradnonfunctional::exp(self);
   }
   op.meta(op.input(0));
-  op.impl(op.input(0), op.output());
-  return op.result();
+  return op.launch("exp", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
 
 at::Tensor & exp_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_exp_out> op(self, {});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::exp_(self);
   }
-  at::cpu::exp_(e.self());
+  op.meta(op.self());
+  op.launch("exp_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
 }
 

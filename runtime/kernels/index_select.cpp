@@ -26,6 +26,12 @@ at::Tensor index_select(const at::Tensor & self, int64_t dim, const at::Tensor &
   // allocates an empty result that index_select.out resizes to self's shape
   // with `dim` replaced by the number of indices (contiguous). Allocating it
   // at that shape directly saves the out kernel a resize and a copy.
+  // The CPU kernel's checks that need no data, here on the caller as CUDA's
+  // host code makes them, with the CPU's messages (launched work would report
+  // them at the next synchronisation).
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, "index_select(): Expected dtype int32 or int64 for index");
+  TORCH_CHECK(self.dim() > 0 || index.numel() == 1, "index_select(): Index to scalar can have only 1 value, got ", index.numel(), " value(s)");
   const int64_t wrapped = at::maybe_wrap_dim(dim, self.dim());
   at::DimVector size(self.sizes());
   if (self.dim() > 0) {
@@ -34,8 +40,11 @@ at::Tensor index_select(const at::Tensor & self, int64_t dim, const at::Tensor &
   rt::FunctionalOperands op({self, index});
   if (op.native()) {
     op.make_output(size, {}, self.options());
-    at::cpu::index_select_out(op.output(), op.input(0), dim, op.input(1));
-    return op.result();
+    // Launched: an index out of range is reported at the next
+    // synchronisation, as a CUDA device-side assert is.
+    return op.launch("index_select", [dim](rt::FunctionalOperands& op) {
+      at::cpu::index_select_out(op.output(), op.input(0), dim, op.input(1));
+    });
   }
   const rt::KernelCall call("index_select", self, "self");
   at::Tensor result = rt::allocate(size, self.scalar_type(), call.device());

@@ -27,17 +27,17 @@ at::Tensor log(const at::Tensor & self) {
     return at::compositeexplicitautogradnonfunctional::log(self);
   }
   op.meta(op.input(0));
-  op.impl(op.input(0), op.output());
-  return op.result();
+  return op.launch("log", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
 
 at::Tensor & log_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_log_out> op(self, {});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::log_(self);
   }
-  at::cpu::log_(e.self());
+  op.meta(op.self());
+  op.launch("log_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
 }
 

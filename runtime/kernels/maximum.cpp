@@ -27,8 +27,7 @@ at::Tensor maximum(const at::Tensor & self, const at::Tensor & other) {
     return at::compositeexplicitautogradnonfunctional::maximum(self, other);
   }
   op.meta(op.input(0), op.input(1));
-  op.impl(op.input(0), op.input(1), op.output());
-  return op.result();
+  return op.launch("maximum", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });
 }
 
 }  // namespace foo

@@ -32,14 +32,14 @@ at::Tensor mse_loss(const at::Tensor & self, const at::Tensor & target, int64_t 
       return at::compositeexplicitautogradnonfunctional::mse_loss(self, target, reduction);
     }
     op.meta(op.input(0), op.input(1), reduction);
-    op.impl(op.input(0), op.input(1), reduction, op.output());
-    return op.result();
+    return op.launch("mse_loss", [reduction](auto& op) { op.impl(op.input(0), op.input(1), reduction, op.output()); });
   }
   // A reduced loss is one number: the CPU functional on host views, its 0-dim result copied over.
   rt::FunctionalOperands operands({self, target});
   if (!operands.native()) {
     return at::compositeexplicitautogradnonfunctional::mse_loss(self, target, reduction);
   }
+  operands.wait(); // run inline: the CPU functional allocates its own 0-dim result
   return operands.adopt(at::cpu::mse_loss(operands.input(0), operands.input(1), reduction));
 }
 

@@ -27,17 +27,17 @@ at::Tensor mul(const at::Tensor & self, const at::Tensor & other) {
     return at::compositeexplicitautogradnonfunctional::mul(self, other);
   }
   op.meta(op.input(0), op.input(1));
-  op.impl(op.input(0), op.input(1), op.output());
-  return op.result();
+  return op.launch("mul", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });
 }
 
 at::Tensor & mul_(at::Tensor & self, const at::Tensor & other) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {other});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_mul_out> op(self, {other});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::mul_(self, other);
   }
-  at::cpu::mul_(e.self(), e.input(0));
+  op.meta(op.self(), op.input(0));
+  op.launch("mul_", [](auto& op) { op.impl(op.self(), op.input(0), op.self()); });
   return self;
 }
 

@@ -27,17 +27,17 @@ at::Tensor neg(const at::Tensor & self) {
     return at::compositeexplicitautogradnonfunctional::neg(self);
   }
   op.meta(op.input(0));
-  op.impl(op.input(0), op.output());
-  return op.result();
+  return op.launch("neg", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
 
 at::Tensor & neg_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_neg_out> op(self, {});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::neg_(self);
   }
-  at::cpu::neg_(e.self());
+  op.meta(op.self());
+  op.launch("neg_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
 }
 

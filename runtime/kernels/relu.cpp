@@ -19,8 +19,7 @@ at::Tensor relu(const at::Tensor & self) {
   rt::StructuredFunctional<at::native::structured_clamp_min_out> op({self});
   if (op.native()) {
     op.meta(op.input(0), 0);
-    op.impl(op.input(0), 0, op.output());
-    return op.result();
+    return op.launch("relu", [](auto& op) { op.impl(op.input(0), 0, op.output()); });
   }
   const rt::KernelCall call("relu", self, "self");
   at::Tensor result = at::empty_like(self);
@@ -32,7 +31,13 @@ at::Tensor relu(const at::Tensor & self) {
 at::Tensor & relu_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
   TORCH_CHECK(self.scalar_type() != at::kBool, "relu_: boolean inputs are not supported");
-  const rt::KernelCall call("relu_", self, "self");
+  rt::StructuredInplace<at::native::structured_clamp_min_out> op(self, {});
+  if (op.native()) {
+    op.meta(op.self(), 0);
+    op.launch("relu_", [](auto& op) { op.impl(op.self(), 0, op.self()); });
+    return self;
+  }
+  const rt::KernelCall call("relu_", self, "self"); // raises the device error
   at::Tensor host = call.inplace(self);
   at::cpu::clamp_min_(host, 0);
   return self;

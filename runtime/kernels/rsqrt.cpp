@@ -27,17 +27,17 @@ at::Tensor rsqrt(const at::Tensor & self) {
     return at::compositeexplicitautogradnonfunctional::rsqrt(self);
   }
   op.meta(op.input(0));
-  op.impl(op.input(0), op.output());
-  return op.result();
+  return op.launch("rsqrt", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
 
 at::Tensor & rsqrt_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_rsqrt_out> op(self, {});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::rsqrt_(self);
   }
-  at::cpu::rsqrt_(e.self());
+  op.meta(op.self());
+  op.launch("rsqrt_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
 }
 

@@ -27,17 +27,17 @@ at::Tensor sigmoid(const at::Tensor & self) {
     return at::compositeexplicitautogradnonfunctional::sigmoid(self);
   }
   op.meta(op.input(0));
-  op.impl(op.input(0), op.output());
-  return op.result();
+  return op.launch("sigmoid", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
 
 at::Tensor & sigmoid_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_sigmoid_out> op(self, {});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::sigmoid_(self);
   }
-  at::cpu::sigmoid_(e.self());
+  op.meta(op.self());
+  op.launch("sigmoid_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
 }
 

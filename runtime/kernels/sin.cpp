@@ -27,17 +27,17 @@ at::Tensor sin(const at::Tensor & self) {
     return at::compositeexplicitautogradnonfunctional::sin(self);
   }
   op.meta(op.input(0));
-  op.impl(op.input(0), op.output());
-  return op.result();
+  return op.launch("sin", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
 
 at::Tensor & sin_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_sin_out> op(self, {});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::sin_(self);
   }
-  at::cpu::sin_(e.self());
+  op.meta(op.self());
+  op.launch("sin_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
 }
 

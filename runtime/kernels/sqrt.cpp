@@ -27,17 +27,17 @@ at::Tensor sqrt(const at::Tensor & self) {
     return at::compositeexplicitautogradnonfunctional::sqrt(self);
   }
   op.meta(op.input(0));
-  op.impl(op.input(0), op.output());
-  return op.result();
+  return op.launch("sqrt", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
 
 at::Tensor & sqrt_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_sqrt_out> op(self, {});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::sqrt_(self);
   }
-  at::cpu::sqrt_(e.self());
+  op.meta(op.self());
+  op.launch("sqrt_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
 }
 

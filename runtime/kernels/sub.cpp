@@ -27,17 +27,17 @@ at::Tensor sub(const at::Tensor & self, const at::Tensor & other, const at::Scal
     return at::compositeexplicitautogradnonfunctional::sub(self, other, alpha);
   }
   op.meta(op.input(0), op.input(1), alpha);
-  op.impl(op.input(0), op.input(1), alpha, op.output());
-  return op.result();
+  return op.launch("sub", [alpha](auto& op) { op.impl(op.input(0), op.input(1), alpha, op.output()); });
 }
 
 at::Tensor & sub_(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {other});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_sub_out> op(self, {other});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::sub_(self, other, alpha);
   }
-  at::cpu::sub_(e.self(), e.input(0), alpha);
+  op.meta(op.self(), op.input(0), alpha);
+  op.launch("sub_", [alpha](auto& op) { op.impl(op.self(), op.input(0), alpha, op.self()); });
   return self;
 }
 

@@ -6,12 +6,22 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/sum_cpu_dispatch.h>
+#include <ATen/ops/sum_native.h>
 #include "kernel_support.h"
 
 namespace foo {
 
 at::Tensor & sum_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
   namespace rt = scaffold::runtime;
+  rt::StructuredOut<at::native::structured_sum_out> op(out, {self});
+  if (op.native()) {
+    op.meta(op.input(0), dim, keepdim, dtype);
+    if (op.fits()) {
+      op.launch("sum.IntList_out", [dims = rt::OwnedDims(dim), keepdim, dtype](auto& op) { op.impl(op.input(0), dims, keepdim, dtype, op.output()); });
+      return out;
+    }
+  }
+  // out must be resized first, or an argument is on another device: inline.
   const rt::KernelCall call("sum.IntList_out", out);
   rt::OutputView o = call.output(out);
   at::cpu::sum_out(o.host(), call.input(self, "self"), dim, keepdim, dtype);

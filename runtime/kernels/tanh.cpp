@@ -27,17 +27,17 @@ at::Tensor tanh(const at::Tensor & self) {
     return at::compositeexplicitautogradnonfunctional::tanh(self);
   }
   op.meta(op.input(0));
-  op.impl(op.input(0), op.output());
-  return op.result();
+  return op.launch("tanh", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
 
 at::Tensor & tanh_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  rt::InplaceElementwise e(self, {});
-  if (!e.native()) {
+  rt::StructuredInplace<at::native::structured_tanh_out> op(self, {});
+  if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::tanh_(self);
   }
-  at::cpu::tanh_(e.self());
+  op.meta(op.self());
+  op.launch("tanh_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
 }
 

@@ -27,8 +27,7 @@ at::Tensor where(const at::Tensor & condition, const at::Tensor & self, const at
   const at::ScalarType dtype = at::native::result_type(self, other);
   rt::Elementwise e({condition, self, other}, dtype);
   if (e.fast()) {
-    at::cpu::where_out(e.out(), e.input(0), e.input(1), e.input(2));
-    return e.result();
+    return e.launch("where", [](rt::Elementwise& e) { at::cpu::where_out(e.out(), e.input(0), e.input(1), e.input(2)); });
   }
   if (e.native()) {
     // Other layouts: the CPU kernel decides the result's strides.

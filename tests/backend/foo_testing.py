@@ -150,7 +150,9 @@ def check_outcome(
     **tol: Any,
 ) -> None:
     """Like check (natively, strides included), but where fn raises on the CPU it must raise on foo
-    too, with the same exception type and message."""
+    too, with the same exception type and message: at the call, or -- for an error that depends on
+    the data, like an index out of range -- at the next synchronisation, as CUDA reports a
+    device-side assert, with the CPU's message followed by the op that launched it."""
     for layout in layouts:
         cpu_args = place(args, "cpu", layout)
         foo_args = place(args, DEVICE, layout)
@@ -160,8 +162,11 @@ def check_outcome(
             with no_fallback():
                 try:
                     fn(*foo_args)
+                    torch.foo.synchronize()
                 except Exception as foo_error:  # noqa: BLE001
-                    assert type(foo_error) is type(cpu_error) and str(foo_error) == str(cpu_error), (
+                    message = str(foo_error)
+                    deferred = message.startswith(str(cpu_error) + " ((raised by ")
+                    assert type(foo_error) is type(cpu_error) and (message == str(cpu_error) or deferred), (
                         f"layout {layout!r}: foo raised {type(foo_error).__name__}({foo_error}), "
                         f"CPU {type(cpu_error).__name__}({cpu_error})"
                     )

@@ -200,8 +200,12 @@ def _copy_from() -> None:
     c = torch.empty(6, 4, device="foo:1").t()
     c.copy_(a)
     assert torch.equal(c.cpu(), x)
-    # non_blocking is accepted (work is synchronous)
-    assert torch.equal(x.to(DEVICE, non_blocking=True).to("cpu", non_blocking=True), x)
+    # non_blocking: the copy to the host lands in pinned memory and is asynchronous, as in CUDA,
+    # so reading it needs a synchronisation first
+    on_host = x.to(DEVICE, non_blocking=True).to("cpu", non_blocking=True)
+    assert on_host.is_pinned()
+    torch.foo.synchronize()
+    assert torch.equal(on_host, x)
     # overlapping device copy (memmove semantics through a view)
     o = torch.arange(10.0, device=DEVICE)
     o[2:].copy_(o[:-2].clone())
@@ -745,6 +749,9 @@ def test_functional_ops_release_device_memory() -> None:
     c = torch.exp(a + b * 2).add_(a)
     d = torch.where(c > 0, a, b).index_select(0, torch.tensor([1, 2], device=DEVICE))
     del a, b, c, d
+    # Launched kernels hold their operands until they have run (launch.h), as CUDA's caching
+    # allocator keeps a block in use until the stream's work on it is done.
+    torch.foo.synchronize()
     assert torch.foo.memory_allocated() == start
 
 
@@ -1095,7 +1102,10 @@ def _index_select() -> None:
                 check(lambda t, i, d=dim: torch.index_select(t, d, i), x, Fixed(idx))
         check_out(lambda t, i, out: torch.index_select(t, 1, i, out=out), x, Fixed(torch.tensor([5, 1])))
     with pytest.raises((RuntimeError, IndexError)):
+        # An index out of range depends on the data: reported at the next synchronisation, as
+        # CUDA's device-side assert is.
         torch.index_select(torch.ones(3, device=DEVICE), 0, torch.tensor([3], device=DEVICE))
+        torch.foo.synchronize()
     with pytest.raises(RuntimeError, match="int64 or int32"):
         torch.index_select(torch.ones(3, device=DEVICE), 0, torch.tensor([1.0], device=DEVICE), out=torch.empty(0, device=DEVICE))
 

@@ -183,7 +183,8 @@ def test_pin_memory() -> None:
     torch.foo.synchronize()
     assert torch.equal(on_device.cpu(), x)
     back = torch.empty(64, 3).pin_memory()
-    back.copy_(on_device, non_blocking=True)
+    back.copy_(on_device, non_blocking=True)  # into pinned memory: enqueued, as in CUDA
+    torch.foo.synchronize()
     assert torch.equal(back, x)
     assert torch.empty(4, pin_memory=True).is_pinned()
 
@@ -307,6 +308,7 @@ def _run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 READ_DEVICE_POINTER = """
 import ctypes, torch
 t = torch.full((4,), 2.5, device="foo")
+torch.foo.synchronize()  # the fill is launched on the stream, as a CUDA kernel is
 print("protected:", torch.foo.memory_protection_enabled(), flush=True)
 print("value:", ctypes.c_float.from_address(t.data_ptr()).value, flush=True)
 """

@@ -1,6 +1,8 @@
 """Streams and events of foo: work enqueued on a stream runs asynchronously, in order, on the
 driver's worker thread for that stream, and only synchronisation (stream/event waits, pageable
-copies, host reads) orders it with the host and with other streams.
+copies, host reads) orders it with the host and with other streams. (Tensors a test hands to a side
+stream are made by pageable copies, which complete before returning: torch.zeros(device="foo")
+launches its fill on the current stream, which a side stream does not wait for.)
 
 Asynchrony is shown without timing: the driver's test hook pauses a stream (it queues work but
 runs none), so "not done yet" is certain while paused, and "done" follows only from resuming.
@@ -63,7 +65,7 @@ def assert_still_waiting(thread: threading.Thread) -> None:
 
 def test_non_blocking_copy_from_pinned_memory_is_asynchronous() -> None:
     src = pinned_arange()
-    dst = torch.zeros(N, device="foo")
+    dst = torch.zeros(N).to("foo")
     s = foo.Stream()
     done = foo.Event()
     with paused(s):
@@ -78,7 +80,7 @@ def test_non_blocking_copy_from_pinned_memory_is_asynchronous() -> None:
 
 def test_copy_from_pageable_memory_waits_for_the_stream() -> None:
     src = torch.arange(N, dtype=torch.float32)  # pageable: copies synchronise, as in CUDA
-    dst = torch.zeros(N, device="foo")
+    dst = torch.zeros(N).to("foo")
     s = foo.Stream()
 
     def copy() -> bool:
@@ -94,10 +96,10 @@ def test_copy_from_pageable_memory_waits_for_the_stream() -> None:
     torch.testing.assert_close(dst.cpu(), src)
 
 
-def test_copy_to_the_host_waits_even_when_non_blocking() -> None:
-    # Unlike CUDA (see _copy_from in runtime/csrc/core_ops.cpp): the host reads the result at once.
+def test_copy_to_pageable_memory_waits_even_when_non_blocking() -> None:
+    # As in CUDA: only pinned memory makes a copy to the host asynchronous (test_launch.py).
     x = torch.arange(N, dtype=torch.float32, device="foo")
-    host = torch.zeros(N).pin_memory()
+    host = torch.zeros(N)
     s = foo.Stream()
 
     def copy() -> float:
@@ -114,8 +116,8 @@ def test_copy_to_the_host_waits_even_when_non_blocking() -> None:
 
 def test_event_orders_work_on_two_streams() -> None:
     src = pinned_arange()
-    a = torch.zeros(N, device="foo")
-    b = torch.zeros(N, device="foo")
+    a = torch.zeros(N).to("foo")
+    b = torch.zeros(N).to("foo")
     producer, consumer = foo.Stream(), foo.Stream()
     with paused(producer):
         with foo.stream(producer):
@@ -133,8 +135,8 @@ def test_event_orders_work_on_two_streams() -> None:
 def test_without_the_event_the_consumer_does_not_wait() -> None:
     # The control for the test above: the ordering comes from wait_event alone.
     src = pinned_arange()
-    a = torch.zeros(N, device="foo")
-    b = torch.full((N,), -1.0, device="foo")
+    a = torch.zeros(N).to("foo")
+    b = torch.full((N,), -1.0).to("foo")
     producer, consumer = foo.Stream(), foo.Stream()
     with paused(producer):
         with foo.stream(producer):
@@ -147,7 +149,7 @@ def test_without_the_event_the_consumer_does_not_wait() -> None:
 
 def test_item_waits_for_queued_work() -> None:
     src = pinned_arange()
-    x = torch.zeros(N, device="foo")
+    x = torch.zeros(N).to("foo")
     s = foo.Stream()
 
     def last() -> float:
@@ -165,11 +167,13 @@ def test_item_waits_for_queued_work() -> None:
 
 def test_kernels_run_after_queued_work_on_their_stream() -> None:
     src = pinned_arange()
-    x = torch.zeros(N, device="foo")
+    x = torch.zeros(N).to("foo")
     s = foo.Stream()
     with foo.stream(s):
         x.copy_(src, non_blocking=True)
         y = x * 2  # must see the copy
+    # y was made on s: the current stream waits for s before reading it, as CUDA code must.
+    foo.current_stream().wait_stream(s)
     torch.testing.assert_close(y.cpu(), src * 2)
 
 
@@ -207,8 +211,8 @@ def test_two_devices_each_with_a_stream() -> None:
     src = pinned_arange()
     tripled = (src * 3).pin_memory()
     s0, s1 = foo.Stream(0), foo.Stream(1)
-    x0 = torch.zeros(N, device="foo:0")
-    x1 = torch.zeros(N, device="foo:1")
+    x0 = torch.zeros(N).to("foo:0")
+    x1 = torch.zeros(N).to("foo:1")
     with paused(s0, s1):
         with foo.stream(s0):
             x0.copy_(src, non_blocking=True)

@@ -1,0 +1,116 @@
+// Launching kernels: a compute kernel's work runs on the current stream of
+// its device, after everything enqueued there before, and the call returns
+// without waiting for it -- as a CUDA kernel launch does.
+//
+// The simulated device's kernels are host functions (ATen CPU kernels on host
+// views), so a launch hands a C++ closure to the driver's drvLaunchHostFunc;
+// on real hardware the closure would enqueue the device kernel instead. The
+// split every kernel follows:
+//
+//   on the caller   checks, shapes and dtypes (a structured kernel's meta()),
+//                   allocation of the outputs at their final shape, and the
+//                   host views the work will read and write (views made for
+//                   launched work do not wait for the stream: it orders them);
+//   launched        only the computation (impl()), reading nothing from the
+//                   caller's stack: capture by value, and copy ArrayRef /
+//                   string_view arguments into owning containers.
+//
+// A kernel that cannot know its output's shape before computing it (nonzero,
+// masked_select, an out= tensor of the wrong shape) waits for the stream and
+// runs inline instead (host_view() waits).
+//
+// Lifetime: the closure owns what it captures -- host views hold references
+// to the device storages -- so a tensor freed by Python while its kernel is
+// still queued keeps its memory until the kernel has run. The closure is
+// destroyed on the stream's worker right after it ran.
+//
+// Errors: checks that need no data (dtypes, shapes, an index tensor's dtype)
+// belong on the caller, as in CUDA's host code, so they raise at the call;
+// Elementwise::launch runs the CPU kernel once per dtype signature on 0-dim
+// host twins to get the CPU kernel's own. What launched work throws -- an
+// error that depends on the data, like an index out of range, as a CUDA
+// device-side assert -- cannot reach the caller, which has returned. As CUDA reports a kernel's failure at a later API call, the
+// first error of work launched on a device is kept and rethrown (then
+// cleared) by the next synchronisation with that device from the host:
+// synchronize() of the stream, the device or an event; .item(), .cpu() and
+// every other copy to the host that waits; a kernel that runs inline (it
+// waits for its stream first). The message names the op that launched it.
+// Later errors on the same device while one is pending are counted, not
+// kept. The output of a failed kernel is unspecified. With
+// SCAFFOLD_LAUNCH_BLOCKING=1 the work runs before launch() returns and its
+// error is thrown by launch() itself, at the op that caused it.
+#pragma once
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <c10/core/Device.h>
+#include <c10/util/OptionalArrayRef.h>
+
+namespace scaffold::runtime {
+
+// One piece of launched work. Subclassed by launch(); exposed so that the
+// non-template part (enqueueing, error capture) lives in launch.cpp.
+class LaunchedWork {
+ public:
+  virtual ~LaunchedWork() = default;
+  virtual void run() = 0;
+
+  const char* op = nullptr; // for error messages; a string literal
+  c10::DeviceIndex device = 0;
+};
+
+namespace detail {
+// Enqueues `work` on the current stream of work->device; the stream's worker
+// runs and then deletes it. Throws (deleting it) if the driver refuses.
+void launch_work(std::unique_ptr<LaunchedWork> work);
+} // namespace detail
+
+// Enqueues `fn()` on the calling thread's current stream of `device`. `op`
+// (a string literal) names the work in error messages.
+template <class Fn>
+void launch(c10::DeviceIndex device, const char* op, Fn&& fn) {
+  struct Work final : LaunchedWork {
+    explicit Work(Fn&& f) : fn(std::forward<Fn>(f)) {}
+    void run() override {
+      fn();
+    }
+    std::decay_t<Fn> fn;
+  };
+  auto work = std::make_unique<Work>(std::forward<Fn>(fn));
+  work->op = op;
+  work->device = device;
+  detail::launch_work(std::move(work));
+}
+
+// An owning copy of an optional list of dimensions, for a launched closure
+// (an at::OptionalIntArrayRef argument points into the caller's frame):
+//   [dims = OwnedDims(dim)](auto& op) { op.impl(op.input(0), dims, ...); }
+class OwnedDims {
+ public:
+  explicit OwnedDims(at::OptionalIntArrayRef dims) : present_(dims.has_value()) {
+    if (present_) {
+      dims_.assign(dims->begin(), dims->end());
+    }
+  }
+  operator at::OptionalIntArrayRef() const {
+    return present_ ? at::OptionalIntArrayRef(at::IntArrayRef(dims_)) : at::OptionalIntArrayRef();
+  }
+
+ private:
+  bool present_;
+  std::vector<int64_t> dims_;
+};
+
+// Rethrows, and forgets, the first error raised by work launched on `device`
+// since the last report (see the top of the file). Cheap when there is none:
+// the synchronisation points call it after waiting.
+void check_launch_errors(c10::DeviceIndex device);
+
+// True when SCAFFOLD_LAUNCH_BLOCKING=1: launched work runs before launch()
+// returns.
+bool launch_blocking();
+
+} // namespace scaffold::runtime

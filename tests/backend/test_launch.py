@@ -1,0 +1,290 @@
+"""Kernels of foo are launched, not run inline: their work runs on the current stream of their device,
+after everything enqueued there before, and the call returns at once (runtime/csrc/launch.h).
+
+As in test_streams.py, asynchrony is shown without timing: the driver's test hook pauses a stream (it
+queues work but runs none). Each test is one in which a missing synchronisation in the runtime would
+give a wrong result or a call that returns too early, compared with the same computation on the CPU.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from test_streams import assert_still_waiting, blocked_call, paused
+
+foo = torch.foo
+
+pytestmark = pytest.mark.skipif(
+    foo.launch_blocking(), reason="SCAFFOLD_LAUNCH_BLOCKING=1 runs every stream synchronously"
+)
+
+
+def matrices(n: int = 48) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(n, n, generator=g), torch.randn(n, n, generator=g)
+
+
+def test_matmul_on_a_paused_stream_runs_only_when_the_stream_does() -> None:
+    a, b = matrices()
+    x = a.to("foo")
+    s = foo.Stream()
+    with paused(s):
+        with foo.stream(s):
+            y = x @ x  # returns: the product is launched on s
+            done = foo.Event()
+            done.record()
+        assert not s.query() and not done.query()
+        # The default stream is not paused: this pageable copy completes now, before the product
+        # runs -- so the product, computed later, must see b.
+        x.copy_(b)
+    assert s.query() and done.query()
+    torch.testing.assert_close(y.cpu(), b @ b)
+
+
+def test_launched_kernels_of_every_kind_match_the_cpu() -> None:
+    a, b = matrices(16)
+    # Made before pausing: a pageable copy or an inline kernel (gt) would wait for the paused stream.
+    x, y, positive = a.to("foo"), b.to("foo"), (a > 0).to("foo")
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+    with paused(s):
+        with foo.stream(s):
+            results = {
+                "mm": x @ y,
+                "addmm": torch.addmm(x, x, y, beta=0.5, alpha=2.0),
+                "bmm": torch.bmm(x.unsqueeze(0), y.unsqueeze(0)),
+                "add": x + 2 * y,
+                "mul": x * y,
+                "relu": torch.relu(x),
+                "sum": x.sum(dim=1),
+                "mean": x.mean(),
+                "amax": x.amax(dim=0),
+                "argmax": x.argmax(dim=1),
+                "abs": x.abs(),
+                "where": torch.where(positive, x, y),
+            }
+            inplace = x.clone()
+            inplace.mul_(y).add_(1).relu_()
+            zeros = torch.zeros(5, device="foo")
+        assert not s.query()
+    expected = {
+        "mm": a @ b,
+        "addmm": torch.addmm(a, a, b, beta=0.5, alpha=2.0),
+        "bmm": torch.bmm(a.unsqueeze(0), b.unsqueeze(0)),
+        "add": a + 2 * b,
+        "mul": a * b,
+        "relu": torch.relu(a),
+        "sum": a.sum(dim=1),
+        "mean": a.mean(),
+        "amax": a.amax(dim=0),
+        "argmax": a.argmax(dim=1),
+        "abs": a.abs(),
+        "where": torch.where(a > 0, a, b),
+    }
+    for name, value in results.items():
+        torch.testing.assert_close(value.cpu(), expected[name], msg=name)
+    torch.testing.assert_close(inplace.cpu(), (a * b + 1).relu())
+    assert zeros.cpu().eq(0).all()
+
+
+def test_an_out_tensor_of_the_wrong_shape_is_resized_inline() -> None:
+    a, b = matrices(8)
+    x, y = a.to("foo"), b.to("foo")
+    out = torch.empty(0, device="foo")
+    s = foo.Stream()
+    with foo.stream(s):
+        torch.mm(x, y, out=out)  # resized: runs inline, after waiting for s
+    assert out.shape == (8, 8)
+    torch.testing.assert_close(out.cpu(), a @ b)
+
+
+def test_event_orders_launched_kernels_on_two_streams() -> None:
+    a, _ = matrices(16)
+    x = a.to("foo")
+    acc = torch.zeros(16, 16, device="foo")  # its fill is launched on the current stream
+    producer, consumer = foo.Stream(), foo.Stream()
+    producer.wait_stream(foo.current_stream())
+    consumer.wait_stream(foo.current_stream())
+    with paused(producer):
+        with foo.stream(producer):
+            acc.add_(x)  # launched on the paused producer
+            written = foo.Event()
+            written.record()
+        consumer.wait_event(written)
+        with foo.stream(consumer):
+            doubled = acc * 2  # launched on the consumer, held back by the event
+        assert not consumer.query()
+    consumer.synchronize()
+    torch.testing.assert_close(doubled.cpu(), a * 2)
+
+
+def test_without_the_event_the_consumer_kernel_reads_stale_memory() -> None:
+    # The control for the test above: the ordering comes from wait_event alone.
+    a, _ = matrices(16)
+    x = a.to("foo")
+    acc = torch.zeros(16, 16, device="foo")  # its fill is launched on the current stream
+    producer, consumer = foo.Stream(), foo.Stream()
+    producer.wait_stream(foo.current_stream())
+    consumer.wait_stream(foo.current_stream())
+    with paused(producer):
+        with foo.stream(producer):
+            acc.add_(x)
+        with foo.stream(consumer):
+            doubled = acc * 2
+        consumer.synchronize()
+        assert doubled.cpu().eq(0).all()  # computed before the producer's add ran
+
+
+# Unusual sizes, so that no block freed by earlier tests fits better.
+ODD_COPY, ODD_KERNEL = 20011, 30011
+
+
+def test_record_stream_keeps_a_block_an_enqueued_copy_reads_from_reuse() -> None:
+    # A device-to-device copy reads its source through a raw device address, like a real device's
+    # kernel: only record_stream keeps the freed source from being handed out again meanwhile.
+    src = torch.arange(ODD_COPY, dtype=torch.float32)
+    x = src.to("foo")
+    y = torch.empty(ODD_COPY, device="foo")
+    s = foo.Stream()
+    with paused(s):
+        with foo.stream(s):
+            y.copy_(x)  # enqueued on the paused s: reads x later
+        x.record_stream(s)
+        address = x.data_ptr()
+        del x
+        z = torch.full((ODD_COPY,), -1.0, device="foo")  # the default stream runs its fill now
+        assert z.data_ptr() != address
+    torch.testing.assert_close(y.cpu(), src)
+
+
+def test_a_launched_kernel_keeps_its_inputs_alive_until_it_has_run() -> None:
+    src = torch.arange(ODD_KERNEL, dtype=torch.float32)
+    x = src.to("foo")
+    s = foo.Stream()
+    with paused(s):
+        with foo.stream(s):
+            y = x * 2
+        address = x.data_ptr()
+        del x  # the launched kernel still holds x's storage
+        z = torch.full((ODD_KERNEL,), -1.0, device="foo")
+        assert z.data_ptr() != address
+    torch.testing.assert_close(y.cpu(), src * 2)
+    # Once the kernel has run and dropped it, the block is free again (z still holds its own).
+    assert torch.empty(ODD_KERNEL, device="foo").data_ptr() == address
+
+
+def test_item_waits_for_a_queued_kernel() -> None:
+    a, b = matrices(16)
+    x, y = a.to("foo"), b.to("foo")
+    s = foo.Stream()
+
+    def total() -> float:
+        with foo.stream(s):
+            return (x @ y).sum().item()
+
+    with paused(s):
+        thread, result = blocked_call(total)
+        assert_still_waiting(thread)
+    thread.join()
+    assert result == [pytest.approx((a @ b).sum().item(), rel=1e-5)]
+
+
+def test_the_cpu_fallback_waits_for_queued_kernels() -> None:
+    # minimum has no foo kernel: it runs on the CPU through the fallback, which must wait.
+    a, b = matrices(16)
+    x, y = a.to("foo"), b.to("foo")
+    s = foo.Stream()
+
+    def smallest() -> torch.Tensor:
+        with foo.stream(s):
+            return torch.minimum(x * 2, y).cpu()
+
+    with paused(s):
+        thread, result = blocked_call(smallest)
+        assert_still_waiting(thread)
+    thread.join()
+    torch.testing.assert_close(result[0], torch.minimum(a * 2, b))
+
+
+def test_mixed_dtypes_wait_for_queued_work_before_meta_reads_them() -> None:
+    # ATen's TensorIterator converts an int64 input of a float add in meta(), on the caller: that
+    # read must come after the argmax queued before it (the amax backward found this race).
+    a, _ = matrices(16)
+    x = a.to("foo")
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+
+    def mixed() -> torch.Tensor:
+        with foo.stream(s):
+            return (x.sum(dim=1) + x.argmax(dim=1)).cpu()
+
+    with paused(s):
+        thread, result = blocked_call(mixed)
+        assert_still_waiting(thread)
+    thread.join()
+    torch.testing.assert_close(result[0], a.sum(dim=1) + a.argmax(dim=1))
+
+
+def test_non_blocking_copy_to_pinned_memory_is_asynchronous() -> None:
+    a, b = matrices(16)
+    x, y = a.to("foo"), b.to("foo")
+    host = torch.zeros(16, 16).pin_memory()
+    s = foo.Stream()
+    with paused(s):
+        with foo.stream(s):
+            host.copy_(x @ y, non_blocking=True)  # as CUDA: returns before the data is there
+            ready = foo.Event()
+            ready.record()
+        assert not ready.query()
+        assert host.eq(0).all()
+    ready.synchronize()
+    torch.testing.assert_close(host, a @ b)
+
+
+def test_an_error_in_a_launched_kernel_surfaces_at_the_next_synchronisation() -> None:
+    x = torch.arange(8, dtype=torch.float32, device="foo")
+    bad_index = torch.tensor([0, 99], device="foo")
+    s = foo.Stream()
+    foo._pause_stream_for_testing(s, True)
+    try:
+        with foo.stream(s):
+            torch.index_select(x, 0, bad_index)  # the index is checked when the kernel runs
+        assert not s.query()
+    finally:
+        foo._pause_stream_for_testing(s, False)
+    with pytest.raises(IndexError, match=r"(?s)index out of range in self.*raised by index_select"):
+        s.synchronize()
+    s.synchronize()  # reported once: the stream goes on working
+    with foo.stream(s):
+        assert (x + 1).sum().item() == 36
+
+
+LAUNCH_BLOCKING = """
+import torch
+foo = torch.foo
+s = foo.Stream()
+x = torch.arange(16, dtype=torch.float32).reshape(4, 4)
+with foo.stream(s):
+    y = x.to("foo") @ x.to("foo")
+    done = s.query()
+    try:
+        torch.index_select(x.to("foo"), 0, torch.tensor([9], device="foo"))
+        error = "none"
+    except IndexError as e:
+        error = "at the call" if "index_select" in str(e) else str(e)
+print(foo.launch_blocking(), done, error, y.cpu().equal(x @ x))
+"""
+
+
+def test_launch_blocking_runs_kernels_at_the_call() -> None:
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    environment["SCAFFOLD_LAUNCH_BLOCKING"] = "1"
+    result = subprocess.run(
+        [sys.executable, "-c", LAUNCH_BLOCKING], capture_output=True, text=True, env=environment, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", "at", "the", "call", "True"]
