@@ -1,5 +1,5 @@
 """The core ops: the factory, copy and view kernels every backend needs before any tensor can
-exist on its device.
+exist on its device, and the convolutions at::convolution cannot do without.
 
 Their implementations are hand-written once, in the device runtime (runtime/csrc/core_ops.h,
 namespace scaffold::runtime). A backend's kernel files for them forward there in one line, so
@@ -31,6 +31,11 @@ CORE_OPS = (
     "fill_.Scalar",
     "zero_",
     "_efficientzerotensor",
+    # Not views or factories, but as necessary: at::_convolution and at::convolution_backward
+    # call these for every out-of-tree tensor, and their default kernels only raise
+    # (raising_defaults.py), so without them no CNN runs on a new backend.
+    "convolution_overrideable",
+    "convolution_backward_overrideable",
 )
 CORE_OPS_HEADER = "core_ops.h"
 RUNTIME_NAMESPACE = "scaffold::runtime"

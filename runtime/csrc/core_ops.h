@@ -13,7 +13,9 @@
 // memory is only ever touched through memory_access.h.
 #pragma once
 
+#include <array>
 #include <optional>
+#include <tuple>
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -64,5 +66,13 @@ at::Scalar _local_scalar_dense(const at::Tensor & self);
 // ---- Fills ------------------------------------------------------------------------
 at::Tensor & fill_(at::Tensor & self, const at::Scalar & value);
 at::Tensor & zero_(at::Tensor & self);
+
+// ---- Convolutions (convolution_ops.cpp) ---------------------------------------------
+// at::_convolution and at::convolution_backward send every tensor of an
+// out-of-tree backend to these two; their default kernels only raise, so
+// without them no CNN runs. Computed by the CPU's own convolutions (mkldnn,
+// slow_conv2d, ...) on host views, results copied to the device.
+at::Tensor convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups);
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> convolution_backward_overrideable(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & weight, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups, ::std::array<bool,3> output_mask);
 
 } // namespace scaffold::runtime
