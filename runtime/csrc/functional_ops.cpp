@@ -292,7 +292,7 @@ void FunctionalOperands::wait() const {
   wait_for_current_stream(device_->index());
 }
 
-bool FunctionalOperands::mixed_dtypes() const {
+bool FunctionalOperands::meta_converts_inputs() const {
   const auto category = [](at::ScalarType t) {
     return c10::isComplexType(t) ? 3 : c10::isFloatingType(t) ? 2 : t == at::kBool ? 0 : 1;
   };
@@ -325,7 +325,12 @@ bool FunctionalOperands::mixed_dtypes() const {
   if (existing_output && device_operand(host_out_)) {
     return true;
   }
-  return device_dtype.has_value() && scalar_category > category(*device_dtype);
+  // An integral or boolean operand: ops that compute in floating point (true
+  // division, sqrt, exp, ...) promote it to float in meta(); which ops do is
+  // not known here, so every such call waits (x / (1 + x.abs()) on int64 read
+  // the denominator before its launched add had run).
+  return device_dtype.has_value() &&
+      (scalar_category > category(*device_dtype) || category(*device_dtype) < 2);
 }
 
 at::Tensor& FunctionalOperands::make_output(

@@ -106,11 +106,12 @@ class FunctionalOperands {
   // Waits for the current stream of the device: before running the CPU
   // kernel inline rather than launching it.
   void wait() const;
-  // True when the device operands (the inputs and an existing output) are
-  // not all of one dtype, or a CPU scalar is of a higher category than they
-  // are: a TensorIterator meta() on the CPU then converts inputs to the
-  // common dtype right away -- a copy that reads them on the caller.
-  bool mixed_dtypes() const;
+  // True when a TensorIterator meta() on the CPU may convert inputs to the
+  // common dtype right away -- a copy that reads them on the caller: the
+  // device operands (the inputs and an existing output) are not all of one
+  // dtype, a CPU scalar is of a higher category than they are, or they are
+  // integral or boolean (promoted to float by ops computing in floating point).
+  bool meta_converts_inputs() const;
   // For CPU kernels that can only allocate their result themselves (run
   // inline, after wait()): a copy of `host_result` on the device, with the
   // same sizes and strides.
@@ -181,8 +182,8 @@ class StructuredOp final : public Structured {
   at::Tensor take_result() {
     return operands_.take_result();
   }
-  bool mixed_dtypes() const {
-    return operands_.mixed_dtypes();
+  bool meta_converts_inputs() const {
+    return operands_.meta_converts_inputs();
   }
   void wait() const {
     operands_.wait();
@@ -283,7 +284,7 @@ class StructuredCall {
       // On the CPU, TensorIterator's meta() converts inputs of another dtype
       // than the common one then and there (reading them): that read must
       // come after the work queued before it, so wait for the stream.
-      if (op_->native() && op_->mixed_dtypes()) {
+      if (op_->native() && op_->meta_converts_inputs()) {
         op_->wait();
       }
     }

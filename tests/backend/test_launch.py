@@ -229,6 +229,26 @@ def test_mixed_dtypes_wait_for_queued_work_before_meta_reads_them() -> None:
     torch.testing.assert_close(result[0], a.sum(dim=1) + a.argmax(dim=1))
 
 
+def test_true_division_of_integers_waits_for_queued_work_before_meta_reads_them() -> None:
+    # int64 / int64 is a float division: meta() converts both int64 inputs to float on the caller,
+    # so it must wait for the add queued before it (the OpInfo sweep found softsign, cov and
+    # corrcoef on int64 reading the denominator before it was computed).
+    ints = torch.arange(-8, 8)
+    x = ints.to("foo")
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+
+    def softsign() -> torch.Tensor:
+        with foo.stream(s):
+            return (x / (1 + x.abs())).cpu()
+
+    with paused(s):
+        thread, result = blocked_call(softsign)
+        assert_still_waiting(thread)
+    thread.join()
+    torch.testing.assert_close(result[0], ints / (1 + ints.abs()))
+
+
 def test_non_blocking_copy_to_pinned_memory_is_asynchronous() -> None:
     a, b = matrices(16)
     x, y = a.to("foo"), b.to("foo")
