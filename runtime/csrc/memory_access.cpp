@@ -53,22 +53,10 @@ void* launch_host_address(const void* device_ptr) {
 }
 
 void* host_address(const void* device_ptr) {
-  void* host = translate_device_address(device_ptr);
-  if (C10_LIKELY(host != nullptr)) {
-    // Host code is about to touch the memory: run it after the work already
-    // queued on the current stream, as a kernel launched there would.
-    wait_for_current_stream(device_of_address(device_ptr));
-    return host;
-  }
-  TORCH_CHECK(
-      host != nullptr,
-      "host_address: ",
-      device_ptr,
-      " is not ",
-      c10::get_privateuse1_backend(),
-      " device memory (it must come from the ",
-      c10::get_privateuse1_backend(),
-      " allocator)");
+  void* host = launch_host_address(device_ptr);
+  // Host code is about to touch the memory: run it after the work already
+  // queued on the current stream, as a kernel launched there would.
+  wait_for_current_stream(device_of_address(device_ptr));
   return host;
 }
 

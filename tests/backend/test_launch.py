@@ -8,13 +8,11 @@ give a wrong result or a call that returns too early, compared with the same com
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 
 import pytest
 import torch
-from test_streams import assert_still_waiting, blocked_call, paused
+from test_streams import assert_still_waiting, blocked_call, paused, run_with_launch_blocking
 
 foo = torch.foo
 
@@ -45,6 +43,23 @@ def test_matmul_on_a_paused_stream_runs_only_when_the_stream_does() -> None:
     torch.testing.assert_close(y.cpu(), b @ b)
 
 
+# One call of each kind of launched kernel, on (x, y, a boolean mask).
+LAUNCHED_KINDS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "mm": lambda x, y, m: x @ y,
+    "addmm": lambda x, y, m: torch.addmm(x, x, y, beta=0.5, alpha=2.0),
+    "bmm": lambda x, y, m: torch.bmm(x.unsqueeze(0), y.unsqueeze(0)),
+    "add": lambda x, y, m: x + 2 * y,
+    "mul": lambda x, y, m: x * y,
+    "relu": lambda x, y, m: torch.relu(x),
+    "sum": lambda x, y, m: x.sum(dim=1),
+    "mean": lambda x, y, m: x.mean(),
+    "amax": lambda x, y, m: x.amax(dim=0),
+    "argmax": lambda x, y, m: x.argmax(dim=1),
+    "abs": lambda x, y, m: x.abs(),
+    "where": lambda x, y, m: torch.where(m, x, y),
+}
+
+
 def test_launched_kernels_of_every_kind_match_the_cpu() -> None:
     a, b = matrices(16)
     # Made before pausing: a pageable copy or an inline kernel (gt) would wait for the paused stream.
@@ -53,38 +68,12 @@ def test_launched_kernels_of_every_kind_match_the_cpu() -> None:
     s.wait_stream(foo.current_stream())
     with paused(s):
         with foo.stream(s):
-            results = {
-                "mm": x @ y,
-                "addmm": torch.addmm(x, x, y, beta=0.5, alpha=2.0),
-                "bmm": torch.bmm(x.unsqueeze(0), y.unsqueeze(0)),
-                "add": x + 2 * y,
-                "mul": x * y,
-                "relu": torch.relu(x),
-                "sum": x.sum(dim=1),
-                "mean": x.mean(),
-                "amax": x.amax(dim=0),
-                "argmax": x.argmax(dim=1),
-                "abs": x.abs(),
-                "where": torch.where(positive, x, y),
-            }
+            results = {name: fn(x, y, positive) for name, fn in LAUNCHED_KINDS.items()}
             inplace = x.clone()
             inplace.mul_(y).add_(1).relu_()
             zeros = torch.zeros(5, device="foo")
         assert not s.query()
-    expected = {
-        "mm": a @ b,
-        "addmm": torch.addmm(a, a, b, beta=0.5, alpha=2.0),
-        "bmm": torch.bmm(a.unsqueeze(0), b.unsqueeze(0)),
-        "add": a + 2 * b,
-        "mul": a * b,
-        "relu": torch.relu(a),
-        "sum": a.sum(dim=1),
-        "mean": a.mean(),
-        "amax": a.amax(dim=0),
-        "argmax": a.argmax(dim=1),
-        "abs": a.abs(),
-        "where": torch.where(a > 0, a, b),
-    }
+    expected = {name: fn(a, b, a > 0) for name, fn in LAUNCHED_KINDS.items()}
     for name, value in results.items():
         torch.testing.assert_close(value.cpu(), expected[name], msg=name)
     torch.testing.assert_close(inplace.cpu(), (a * b + 1).relu())
@@ -301,10 +290,6 @@ print(foo.launch_blocking(), done, error, y.cpu().equal(x @ x))
 
 
 def test_launch_blocking_runs_kernels_at_the_call() -> None:
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
-    environment["SCAFFOLD_LAUNCH_BLOCKING"] = "1"
-    result = subprocess.run(
-        [sys.executable, "-c", LAUNCH_BLOCKING], capture_output=True, text=True, env=environment, timeout=120
-    )
+    result = run_with_launch_blocking(LAUNCH_BLOCKING)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "True", "at", "the", "call", "True"]

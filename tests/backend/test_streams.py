@@ -309,11 +309,16 @@ print(torch.foo.launch_blocking(), done, pause, dst.cpu().equal(src))
 """
 
 
-def test_launch_blocking_runs_every_stream_synchronously() -> None:
+def run_with_launch_blocking(script: str) -> subprocess.CompletedProcess[str]:
+    """Runs `script` in a fresh interpreter with SCAFFOLD_LAUNCH_BLOCKING=1 (read at start-up)."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
     environment["SCAFFOLD_LAUNCH_BLOCKING"] = "1"
-    result = subprocess.run(
-        [sys.executable, "-c", LAUNCH_BLOCKING], capture_output=True, text=True, env=environment, timeout=120
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=120
     )
+
+
+def test_launch_blocking_runs_every_stream_synchronously() -> None:
+    result = run_with_launch_blocking(LAUNCH_BLOCKING)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "True", "refused", "True"]
