@@ -26,8 +26,10 @@ from .inputs import display_path, find_installed_torch, load_backend_config, loa
 from .kernel_file import KernelFile
 from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .merge import MergeOutcome, MergeResult, update_kernel_file
+from .model import DeclarationsFile
 from .options import GenerateOptions
 from .outputs import MANIFEST_NAME, Layout, OutputFile
+from .schema_cache import SchemaCache
 from .selection import Selection, select
 from .torch_support import torch_support
 from .writer import Action, Change, Plan, check_unique_paths, hand_edited, plan_generated_files
@@ -66,7 +68,20 @@ class GenerateResult:
 
 def load_selection(yaml_path: Path | None, declarations_path: Path | None, root: Path) -> Selection:
     """Read both inputs and select. Without a backend YAML every required op falls back."""
+    return _select(load_declarations(declarations_path, root), yaml_path, root)
+
+
+def load_selection_cached(
+    yaml_path: Path | None, declarations_path: Path | None, root: Path
+) -> tuple[Selection, SchemaCache]:
+    """`load_selection`, with the header's schema cache primed before any schema is parsed."""
     declarations = load_declarations(declarations_path, root)
+    cache = SchemaCache.open(declarations)
+    cache.prime(declarations)
+    return _select(declarations, yaml_path, root), cache
+
+
+def _select(declarations: DeclarationsFile, yaml_path: Path | None, root: Path) -> Selection:
     config = load_backend_config(yaml_path, root) if yaml_path else default_backend_config()
     return select(config, declarations)
 
@@ -124,10 +139,11 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
     """Compute every change `generate` would make, writing nothing. With `check` (the CI gate),
     a generated file edited by hand is drift to report, not a reason to stop."""
     torch_support().check(find_installed_torch().version)
-    selection = load_selection(options.yaml_path, options.declarations_path, options.root)
+    selection, schema_cache = load_selection_cached(options.yaml_path, options.declarations_path, options.root)
     layout = layout_of(options)
     safety.check_output_directories(layout)
-    context = build_context(selection, layout)
+    context = build_context(selection, layout, schema_cache.signatures)
+    schema_cache.save(selection.declarations)
     previous = read_manifest(layout)
 
     generated = generated_files(context)

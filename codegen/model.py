@@ -67,6 +67,18 @@ class Declaration:
         return schema, error
 
     @property
+    def parsed(self) -> tuple[FunctionSchema | None, str | None] | None:
+        """The schema and error `_parsed` computed, or None while it has not been asked for."""
+        parsed: tuple[FunctionSchema | None, str | None] | None = self.__dict__.get("_parsed")
+        return parsed
+
+    def adopt_parsed(self, parsed: tuple[FunctionSchema | None, str | None]) -> None:
+        """Take `_parsed` from schema_cache.py, which keeps what it computed for this entry's
+        text under the header's digest and the installed torchgen: parsing again would give the
+        same. (functools.cached_property keeps its value in the instance dictionary too.)"""
+        self.__dict__["_parsed"] = parsed
+
+    @property
     def schema(self) -> FunctionSchema | None:
         """None when the installed torchgen cannot parse this schema (see `schema_error`)."""
         return self._parsed[0]

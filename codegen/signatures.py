@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,7 +219,26 @@ def _device_guard_statement(schema: FunctionSchema) -> str | None:
     return f"const c10::OptionalDeviceGuard device_guard(at::device_of({first}));"
 
 
-def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendConfig) -> KernelBinding:
+@dataclass(frozen=True)
+class KernelSignature:
+    """What torchgen computes for one kernel: its C++ types and names, independent of the
+    backend's namespace and class. The costly part of a binding (most of a full generation's
+    time), so schema_cache.py keeps it per header digest."""
+
+    kernel_returns: str
+    kernel_name: str
+    kernel_arguments: str
+    kernel_argument_names: tuple[str, ...]
+    kernel_argument_types: tuple[str, ...]
+    wrapper_returns: str
+    wrapper_arguments: str
+    call_arguments: str
+    """How the wrapper passes its dispatcher arguments to the kernel."""
+    guard_statements: tuple[str, ...]
+    """The device check and guard for a backend with `device_guard: true`."""
+
+
+def kernel_signature(declaration: Declaration, *, symint: bool) -> KernelSignature:
     schema = declaration.require_schema()
     found_flags, rendered_arguments = _rendering(declaration)
     flags = found_flags or _RENDERING_FLAGS[0]
@@ -230,12 +249,6 @@ def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendCon
         # at all when finding the flags already did.
         dispatcher_arguments = rendered_arguments or dispatcher_signature.arguments()
         native_arguments = native_signature.arguments()
-        kernel_name = dispatcher.name(schema) + ("_symint" if symint else "")
-        kernel_arguments = ", ".join(a.no_default().defn() for a in native_arguments)
-        kernel_argument_names = tuple(a.name for a in native_arguments)
-        kernel_argument_types = tuple(a.type for a in native_arguments)
-        kernel_returns = native_signature.returns_type().cpp_type()
-        wrapper_arguments = ", ".join(a.defn() for a in dispatcher_arguments)
         if [a.type for a in dispatcher_arguments] == [a.type for a in native_arguments]:
             # Same types in the same order (no SymInt to narrow): pass the arguments through.
             # translate() would say the same, at a quarter of a generation's time for 858 ops.
@@ -245,25 +258,58 @@ def kernel_binding(declaration: Declaration, *, symint: bool, config: BackendCon
                 expression.expr
                 for expression in translate(dispatcher_arguments, native_arguments, method=False)
             )
-        wrapper_returns = dispatcher_signature.returns_type().cpp_type()
+        signature = KernelSignature(
+            kernel_returns=native_signature.returns_type().cpp_type(),
+            kernel_name=dispatcher.name(schema) + ("_symint" if symint else ""),
+            kernel_arguments=", ".join(a.no_default().defn() for a in native_arguments),
+            kernel_argument_names=tuple(a.name for a in native_arguments),
+            kernel_argument_types=tuple(a.type for a in native_arguments),
+            wrapper_returns=dispatcher_signature.returns_type().cpp_type(),
+            wrapper_arguments=", ".join(a.defn() for a in dispatcher_arguments),
+            call_arguments=call_arguments,
+            guard_statements=tuple(
+                _guard_statements(
+                    schema, installed_op_traits().get(declaration.op_name, OpTraits()), declaration.op_name
+                )
+            ),
+        )
+    return signature
+
+
+SignatureKey = tuple[str, bool]
+"""(op name, symint): what a KernelSignature is computed from, given the header."""
+
+
+def kernel_binding(
+    declaration: Declaration,
+    *,
+    symint: bool,
+    config: BackendConfig,
+    signatures: MutableMapping[SignatureKey, KernelSignature] | None = None,
+) -> KernelBinding:
+    """`signatures`: kernel signatures already computed for this header (schema_cache.py); one
+    computed here is added to it."""
+    key = (declaration.op_name, symint)
+    signature = signatures.get(key) if signatures is not None else None
+    if signature is None:
+        signature = kernel_signature(declaration, symint=symint)
+        if signatures is not None:
+            signatures[key] = signature
     scope = config.cpp_namespace + (f"::{config.class_name}" if config.class_name else "")
-    qualified_kernel = f"{scope}::{kernel_name}"
-    body: list[str] = []
-    if config.device_guard:
-        traits = installed_op_traits().get(declaration.op_name, OpTraits())
-        body.extend(_guard_statements(schema, traits, declaration.op_name))
-    body.append(f"return {qualified_kernel}({call_arguments});")
+    qualified_kernel = f"{scope}::{signature.kernel_name}"
+    body = list(signature.guard_statements) if config.device_guard else []
+    body.append(f"return {qualified_kernel}({signature.call_arguments});")
     wrapper_name = ident.wrapper_name("wrapper", declaration.name)
     return KernelBinding(
         op_name=declaration.op_name,
-        kernel_returns=kernel_returns,
-        kernel_name=kernel_name,
-        kernel_arguments=kernel_arguments,
-        kernel_argument_names=kernel_argument_names,
-        kernel_argument_types=kernel_argument_types,
+        kernel_returns=signature.kernel_returns,
+        kernel_name=signature.kernel_name,
+        kernel_arguments=signature.kernel_arguments,
+        kernel_argument_names=signature.kernel_argument_names,
+        kernel_argument_types=signature.kernel_argument_types,
         qualified_kernel=qualified_kernel,
         wrapper_name=wrapper_name,
-        wrapper_head=f"{wrapper_returns} {wrapper_name}({wrapper_arguments})",
+        wrapper_head=f"{signature.wrapper_returns} {wrapper_name}({signature.wrapper_arguments})",
         wrapper_body=tuple(body),
     )
 

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 
 from ..model import BackendConfig
 from ..outputs import Layout
 from ..selection import OpStatus, SelectedOp, Selection
-from ..signatures import FallbackBinding, KernelBinding, fallback_binding, kernel_binding
+from ..signatures import (
+    FallbackBinding,
+    KernelBinding,
+    KernelSignature,
+    SignatureKey,
+    fallback_binding,
+    kernel_binding,
+)
 
 
 @dataclass(frozen=True)
@@ -38,10 +46,15 @@ class EmitContext:
         return f"{class_name}::" if class_name else ""
 
 
-def build_context(selection: Selection, layout: Layout) -> EmitContext:
+def build_context(
+    selection: Selection,
+    layout: Layout,
+    signatures: MutableMapping[SignatureKey, KernelSignature] | None = None,
+) -> EmitContext:
+    """`signatures`: kernel signatures known for this header (schema_cache.py), extended here."""
     config = selection.config
     kernels = tuple(
-        (op, kernel_binding(op.declaration, symint=op.symint, config=config))
+        (op, kernel_binding(op.declaration, symint=op.symint, config=config, signatures=signatures))
         for op in selection.kernels
     )
     fallbacks = tuple(
