@@ -280,6 +280,16 @@ def _fsync_path(path: Path) -> None:
         os.close(descriptor)
 
 
+def _fsync_batch(written: list[tuple[Path, Path]]) -> tuple[Path, BaseException] | None:
+    """fsync each staged file of (target, staged) pairs; the first failure: its target, and why."""
+    for path, staged in written:
+        try:
+            _fsync_path(staged)
+        except OSError as error:
+            return path, error
+    return None
+
+
 def _stage(path: Path, staged: Path, content: str) -> None:
     """Write `content` to `staged` (a new file, fsynced), with `path`'s permissions."""
     _write_new_file(path, staged, content)
@@ -316,11 +326,13 @@ class _DurableStaging:
         """Block until every staged file is durable; the first failure: the target whose
         staged file could not be made durable, and why."""
         try:
-            pending = [(path, self._pool.submit(_fsync_path, staged)) for path, staged in self._written]
-            for path, future in pending:
-                error = future.exception()
-                if error is not None:
-                    return path, error
+            # A task per batch, not per file: a future costs about as much as a quiet disk's fsync.
+            batches = [self._written[start :: self._THREADS] for start in range(self._THREADS)]
+            pending = [self._pool.submit(_fsync_batch, batch) for batch in batches if batch]
+            for future in pending:
+                failure = future.result()
+                if failure is not None:
+                    return failure
             return None
         finally:
             self.close()
@@ -399,7 +411,9 @@ def _write_journal(layout: Layout, operations: list[tuple[Path, Path | None]], *
         document["state"] = _STAGING
     path = journal_path(layout)
     temporary = _temporary_beside(path)
-    _stage(path, temporary, json.dumps(document, indent=1) + "\n")
+    # One line: json's C encoder serves only unindented output (a fresh tree's ~1400 entries
+    # take ~30 ms through the Python one), and nobody reads the journal but the next run.
+    _stage(path, temporary, json.dumps(document) + "\n")
     os.replace(temporary, path)
     _fsync_directory(path.parent)
 
