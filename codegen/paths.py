@@ -30,7 +30,7 @@ class RealPaths:
     def __init__(self) -> None:
         self._directories: dict[str, str] = {}
 
-    def real(self, path: Path) -> str:
+    def real(self, path: Path | str) -> str:
         directory, name = os.path.split(os.fspath(path))
         if name in ("", ".", ".."):
             return os.path.realpath(path)

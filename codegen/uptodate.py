@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
-from .conflicts import has_conflict_markers
+from .conflicts import START_MARKER, has_conflict_markers
 from .errors import ScaffoldError
 from .installed_torch import find_installed_torch
 from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
@@ -61,8 +61,13 @@ def generator_identity() -> str:
 
 
 def _sha256_file(path: Path) -> str | None:
+    return _sha256_of(os.fspath(path))
+
+
+def _sha256_of(path: str) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        with open(path, "rb") as stream:
+            return hashlib.sha256(stream.read()).hexdigest()
     except OSError:
         return None
 
@@ -124,20 +129,23 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
         return None
     if not _confined(manifest, options):
         return None  # the full run refuses it with its reason
+    # ~1400 files: plain strings and open(), not pathlib (whose joins cost more than the reads).
+    out_dir = os.fspath(options.out_dir)
     for relative, digest in manifest.files.items():
         if relative == MANIFEST_NAME:
             continue
-        if _sha256_file(options.out_dir / relative) != digest:
+        if _sha256_of(os.path.join(out_dir, relative)) != digest:
             return None
     kernels_prefix = Path(os.path.relpath(options.kernels_dir, options.out_dir)).as_posix() + "/"
     for relative in manifest.kernel_files:
         if not relative.startswith(kernels_prefix):
             return None  # written for another kernels directory
         try:
-            text = (options.out_dir / relative).read_text(encoding="utf-8")
+            with open(os.path.join(out_dir, relative), "rb") as stream:
+                text = stream.read().decode("utf-8")
+            if START_MARKER in text and has_conflict_markers(text):
+                return None
         except (OSError, UnicodeDecodeError):
-            return None
-        if has_conflict_markers(text):
             return None
     orphaned = tuple(options.out_dir / relative for relative in manifest.orphaned_kernel_files)
     if not all(path.is_file() for path in orphaned):
@@ -159,10 +167,11 @@ def _confined(manifest: Manifest, options: GenerateOptions) -> bool:
     directory: a crafted manifest must not make even this check read a file elsewhere."""
     directories = (os.path.realpath(options.out_dir), os.path.realpath(options.kernels_dir))
     real_paths = RealPaths()  # ~1400 files in a few directories: each directory resolved once
+    out_dir = os.fspath(options.out_dir)
     for relative in (*manifest.files, *manifest.kernel_files, *manifest.orphaned_kernel_files):
         if os.path.isabs(relative):
             return False
-        resolved = real_paths.real(options.out_dir / relative)
+        resolved = real_paths.real(os.path.join(out_dir, relative))
         if not any(is_inside(resolved, directory) for directory in directories):
             return False
     return True
