@@ -92,22 +92,28 @@ class Results:
     required_ops: int
     torchgen_subset: TorchgenSubset
     full_generate: Timing
+    first_generate: Timing
+    """A full generate with an empty user cache: what the first run on a machine pays."""
     noop_regenerate: Timing
     check: Timing
     torchgen_largest: Timing
     torchgen_small: Timing
     python_bare: Timing
+    file_floor: Timing
+    """Python creating and fsyncing as many files as a full generate writes, nothing else."""
     python_import_cli: Timing
 
     def timings(self) -> dict[str, Timing]:
         """Every measurement, keyed by its JSON name, in table order."""
         return {
             "full_generate": self.full_generate,
+            "first_generate": self.first_generate,
             "noop_regenerate": self.noop_regenerate,
             "check": self.check,
             "torchgen_largest": self.torchgen_largest,
             "torchgen_small": self.torchgen_small,
             "python_bare": self.python_bare,
+            "file_floor": self.file_floor,
             "python_import_cli": self.python_import_cli,
         }
 
@@ -116,6 +122,9 @@ class Results:
         return {
             "full generate / torchgen (largest YAML)": full / self.torchgen_largest.median,
             "full generate / torchgen (small YAML)": full / self.torchgen_small.median,
+            "full, empty cache / torchgen (small YAML)": self.first_generate.median / self.torchgen_small.median,
+            "(full generate - file floor) / torchgen (small YAML)": (full - self.file_floor.median)
+            / self.torchgen_small.median,
             "no-op / full": self.noop_regenerate.median / full,
             "no-op / torchgen (small YAML)": self.noop_regenerate.median / self.torchgen_small.median,
             "--check / torchgen (small YAML)": self.check.median / self.torchgen_small.median,
@@ -222,12 +231,33 @@ def scaffold_command() -> list[str]:
     return [found]
 
 
-def run_timed(command: Sequence[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+FILE_FLOOR = """\
+import os, sys
+out, count = sys.argv[1], int(sys.argv[2])
+paths = [os.path.join(out, f"f{index}.cpp") for index in range(count)]
+for path in paths:
+    with open(path, "wb") as stream:
+        stream.write(b"x" * 2048)
+for path in paths:
+    descriptor = os.open(path, os.O_RDONLY)
+    os.fsync(descriptor)
+    os.close(descriptor)
+"""
+"""The disk's share of a full generate: writing as many ~2 KB files (one directory) and making
+them durable, with no generator around it. On a disk that is slow to create files this floor,
+not the generator, decides the full generate's time."""
+
+
+def run_timed(
+    command: Sequence[str], cwd: Path, cache_home: Path | None = None
+) -> tuple[float, subprocess.CompletedProcess[str]]:
     """Run one command and return its wall time. Output is captured (not inherited) so that
-    terminal speed does not enter the figures."""
+    terminal speed does not enter the figures. `cache_home`: the user's cache directory
+    (XDG_CACHE_HOME) the command sees."""
+    env = None if cache_home is None else {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
     start = time.perf_counter()
     result = subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False
+        command, cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False, env=env
     )
     return time.perf_counter() - start, result
 
@@ -246,6 +276,8 @@ def measure(
     repeat: int,
     verify: Callable[[subprocess.CompletedProcess[str]], None] = require_success,
     target: Path | None = None,
+    cache_home: Path | None = None,
+    empty_cache: bool = False,
 ) -> Timing:
     """Time `repeat` runs of a command after one untimed warm-up run, which absorbs byte-code
     compilation and a cold page cache so that min/max show run-to-run noise, not first-run cost.
@@ -254,17 +286,23 @@ def measure(
     previous runs' output), else a new empty directory per run, removed afterwards. Every run
     has workdir as its working directory: the generator records the YAML path relative to it in
     its output, so a different working directory would make a no-op run rewrite every file.
+
+    `cache_home` is the user's cache every run sees; with `empty_cache`, each run gets a new
+    empty one instead (the first run on a machine: no kept schemas, no compiled templates).
     """
     log(f"  {label} ...")
     timing = Timing(label)
     for index in range(repeat + 1):
         out = target or Path(tempfile.mkdtemp(dir=workdir))
+        home = Path(tempfile.mkdtemp(dir=workdir)) if empty_cache else cache_home
         try:
-            elapsed, result = run_timed(make_command(out), cwd=workdir)
+            elapsed, result = run_timed(make_command(out), cwd=workdir, cache_home=home)
             verify(result)
         finally:
             if target is None:
                 shutil.rmtree(out)
+            if empty_cache and home is not None:
+                shutil.rmtree(home)
         if index > 0:
             timing.runs.append(elapsed)
     return timing
@@ -325,12 +363,12 @@ def expect_up_to_date(result: subprocess.CompletedProcess[str]) -> None:
         raise BenchmarkError(f"regeneration was not a no-op; it printed:\n{result.stdout[-2000:]}")
 
 
-def run_benchmark(repeat: int) -> Results:
+def run_benchmark(repeat: int, workdir: Path) -> Results:
     """Measure everything in one temporary directory, removed at the end."""
     header = declarations_header()
     ops = required_ops(header)
     scaffold = scaffold_command()
-    with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=".bench-generate-", dir=workdir) as tmp:
         work = Path(tmp)
         all_yaml = work / "all.yaml"
         write_scaffold_yaml(all_yaml, ops)
@@ -339,16 +377,20 @@ def run_benchmark(repeat: int) -> Results:
             return [*scaffold, "generate", "--yaml", str(all_yaml),
                     "--out", str(target / "generated"), "--kernels", str(target / "kernels")]
 
+        # The generator's user cache (kept schemas, compiled templates): the benchmark's own, so
+        # the user's is neither used nor touched. The warm-up run of each measurement fills it.
+        cache = work / "cache"
         log(f"{len(ops)} required ops in {header}")
         log("scaffold-backend:")
-        full = measure(f"full generate ({len(ops)} ops)", generate, work, repeat)
+        full = measure(f"full generate ({len(ops)} ops)", generate, work, repeat, cache_home=cache)
+        first = measure("full generate, empty user cache", generate, work, repeat, empty_cache=True)
         noop_dir = work / "noop"
         noop_dir.mkdir()
-        require_success(run_timed(generate(noop_dir), cwd=work)[1])
+        require_success(run_timed(generate(noop_dir), cwd=work, cache_home=cache)[1])
         noop = measure("no-op regenerate", generate, work, repeat,
-                       verify=expect_up_to_date, target=noop_dir)
+                       verify=expect_up_to_date, target=noop_dir, cache_home=cache)
         check = measure("generate --check", lambda target: [*generate(target), "--check"], work, repeat,
-                        verify=expect_up_to_date, target=noop_dir)
+                        verify=expect_up_to_date, target=noop_dir, cache_home=cache)
 
         log("torchgen: searching for the largest accepted YAML")
         subset = largest_torchgen_subset(ops, work)
@@ -362,6 +404,9 @@ def run_benchmark(repeat: int) -> Results:
 
         log("python start-up floor:")
         bare = measure("python -c pass", lambda _: [sys.executable, "-c", "pass"], work, repeat)
+        files = sum(1 for path in (work / "noop").rglob("*") if path.is_file())
+        floor = measure(f"python: create + fsync {files} files", lambda out: [
+            sys.executable, "-c", FILE_FLOOR, str(out), str(files)], work, repeat)
         imports = measure('python -c "import scaffold_backend.cli"',
                           lambda _: [sys.executable, "-c", "import scaffold_backend.cli"],
                           work, repeat)
@@ -375,9 +420,9 @@ def run_benchmark(repeat: int) -> Results:
         },
         required_ops=len(ops),
         torchgen_subset=subset,
-        full_generate=full, noop_regenerate=noop, check=check,
+        full_generate=full, first_generate=first, noop_regenerate=noop, check=check,
         torchgen_largest=tg_big, torchgen_small=tg_small,
-        python_bare=bare, python_import_cli=imports,
+        python_bare=bare, python_import_cli=imports, file_floor=floor,
     )
 
 
@@ -424,6 +469,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=5,
                         help="timed runs per measurement; the median is reported (default: 5)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--workdir", type=Path, default=Path(__file__).resolve().parent,
+        help="where the trees are written (default: benchmarks/, the repository's filesystem, where "
+        "a project's generated/ lives; a temporary directory inside it is removed at the end)",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -433,7 +483,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        results = run_benchmark(args.repeat)
+        results = run_benchmark(args.repeat, args.workdir)
     except (BenchmarkError, subprocess.TimeoutExpired) as error:
         print(f"bench_generate: {error}", file=sys.stderr)
         return 1
