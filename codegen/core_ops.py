@@ -20,6 +20,12 @@ CORE_OPS = (
     "as_strided",
     "view",
     "_reshape_alias",
+    # Views with a device-generic ATen implementation that the dispatcher still asks every backend
+    # for. Through the CPU fallback they would be views of a host copy: writes through them would
+    # never reach the device tensor (PyTorch's copying fallback only warns).
+    "unfold",
+    "view_as_complex",
+    "view_as_real",
     "resize_",
     "_copy_from",
     "_copy_from_and_resize",

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 20 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 21 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from_and_resize.h"
 #include "native/_softmax_backward_data.h"
@@ -22,6 +22,7 @@
 #include "native/scatter_add.h"
 #include "native/sqrt.h"
 #include "native/tanh.h"
+#include "native/unfold.h"
 #include "native/uniform.h"
 #include "native/where.h"
 #include <ATen/DeviceGuard.h>
@@ -151,6 +152,10 @@ at::Tensor & wrapper_tanh_out(const at::Tensor & self, at::Tensor & out) {
   return foo::tanh_out(self, out);
 }
 
+at::Tensor wrapper_unfold(const at::Tensor & self, int64_t dimension, int64_t size, int64_t step) {
+  return foo::unfold(self, dimension, size, step);
+}
+
 at::Tensor & wrapper_uniform_(at::Tensor & self, double from, double to, ::std::optional<at::Generator> generator) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::uniform_(self, from, to, generator);
@@ -182,6 +187,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("scatter_add.out", TORCH_FN(wrapper_scatter_add_out));
   m.impl("sqrt", TORCH_FN(wrapper_sqrt));
   m.impl("tanh.out", TORCH_FN(wrapper_tanh_out));
+  m.impl("unfold", TORCH_FN(wrapper_unfold));
   m.impl("uniform_", TORCH_FN(wrapper_uniform_));
   m.impl("where.self_out", TORCH_FN(wrapper_where_self_out));
 }

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 32 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 33 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_efficientzerotensor.h"
 #include "native/_local_scalar_dense.h"
@@ -31,6 +31,7 @@
 #include "native/sub.h"
 #include "native/tanh_backward.h"
 #include "native/threshold_backward.h"
+#include "native/view_as_real.h"
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -231,6 +232,13 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
   return foo::threshold_backward_out(grad_output, self, threshold, grad_input);
 }
 
+at::Tensor wrapper_view_as_real(const at::Tensor & self) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::view_as_real", "self");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::view_as_real(self);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -266,4 +274,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.out", TORCH_FN(wrapper_sub_out));
   m.impl("tanh_backward.grad_input", TORCH_FN(wrapper_tanh_backward_grad_input));
   m.impl("threshold_backward.grad_input", TORCH_FN(wrapper_threshold_backward_grad_input));
+  m.impl("view_as_real", TORCH_FN(wrapper_view_as_real));
 }

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 23 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
+// Registers 24 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from.h"
 #include "native/_log_softmax.h"
@@ -24,6 +24,7 @@
 #include "native/sum.h"
 #include "native/tanh.h"
 #include "native/view.h"
+#include "native/view_as_complex.h"
 #include "native/where.h"
 #include "native/zero.h"
 #include <ATen/DeviceGuard.h>
@@ -154,6 +155,13 @@ at::Tensor wrapper_view(const at::Tensor & self, c10::SymIntArrayRef size) {
   return foo::view(self, C10_AS_INTARRAYREF_SLOW(size));
 }
 
+at::Tensor wrapper_view_as_complex(const at::Tensor & self) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::view_as_complex", "self");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return foo::view_as_complex(self);
+}
+
 at::Tensor wrapper_where_self(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return foo::where(condition, self, other);
@@ -188,6 +196,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sum.IntList_out", TORCH_FN(wrapper_sum_IntList_out));
   m.impl("tanh", TORCH_FN(wrapper_tanh));
   m.impl("view", TORCH_FN(wrapper_view));
+  m.impl("view_as_complex", TORCH_FN(wrapper_view_as_complex));
   m.impl("where.self", TORCH_FN(wrapper_where_self));
   m.impl("zero_", TORCH_FN(wrapper_zero_));
 }

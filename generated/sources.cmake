@@ -86,8 +86,11 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/tanh.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/tanh_backward.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/threshold_backward.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/unfold.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/uniform.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/view.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/view_as_complex.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/view_as_real.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/where.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/zero.cpp"
 )

@@ -10,6 +10,9 @@
 #include <ATen/ops/copy_native.h>
 #include <ATen/ops/fill_cpu_dispatch.h>
 #include <ATen/ops/set_native.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/zero_cpu_dispatch.h>
 #include <c10/core/DeviceGuard.h>
@@ -202,6 +205,21 @@ at::Tensor view(const at::Tensor & self, at::IntArrayRef size) {
 at::Tensor _reshape_alias(const at::Tensor & self, at::IntArrayRef size, at::IntArrayRef stride) {
   check_device_tensor(self, "_reshape_alias", "self");
   return at::native::_reshape_alias(self, size, stride);
+}
+
+at::Tensor unfold(const at::Tensor & self, int64_t dimension, int64_t size, int64_t step) {
+  check_device_tensor(self, "unfold", "self");
+  return at::native::unfold(self, dimension, size, step);
+}
+
+at::Tensor view_as_complex(const at::Tensor & self) {
+  check_device_tensor(self, "view_as_complex", "self");
+  return at::native::view_as_complex(self);
+}
+
+at::Tensor view_as_real(const at::Tensor & self) {
+  check_device_tensor(self, "view_as_real", "self");
+  return at::native::view_as_real(self);
 }
 
 // ---- Resizing and storage swapping -------------------------------------------

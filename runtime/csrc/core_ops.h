@@ -41,6 +41,9 @@ at::Tensor _efficientzerotensor(at::IntArrayRef size, ::std::optional<at::Scalar
 at::Tensor as_strided(const at::Tensor & self, at::IntArrayRef size, at::IntArrayRef stride, ::std::optional<int64_t> storage_offset);
 at::Tensor view(const at::Tensor & self, at::IntArrayRef size);
 at::Tensor _reshape_alias(const at::Tensor & self, at::IntArrayRef size, at::IntArrayRef stride);
+at::Tensor unfold(const at::Tensor & self, int64_t dimension, int64_t size, int64_t step);
+at::Tensor view_as_complex(const at::Tensor & self);
+at::Tensor view_as_real(const at::Tensor & self);
 
 // ---- Resizing and storage swapping -------------------------------------------
 // Grows the storage on the tensor's own device when needed (contents kept).

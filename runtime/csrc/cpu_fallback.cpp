@@ -76,7 +76,10 @@ void run_named_on_cpu(
     policy.host_view_fallback(op, stack);
     return;
   }
-  at::native::cpu_fallback(op, stack);
+  // error_on_views: an op returning a view of its input cannot be run on a host copy (the
+  // result would alias the copy, and writes through it would be lost); PyTorch only warns.
+  // The backend must implement such views (core_ops.py lists the dense ones).
+  at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
 }
 
 } // namespace

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -118,31 +118,43 @@ def test_out_argument_strided_view() -> None:
     assert_same(base, expected)
 
 
-def test_view_outputs_alias_the_device_tensor() -> None:
+def _runs_natively(op: str, call: Callable[[], torch.Tensor]) -> torch.Tensor:
+    before = fallback_counts().get(op, 0)
+    result = call()
+    assert fallback_counts().get(op, 0) == before, f"{op} ran through the CPU fallback"
+    return result
+
+
+def test_dense_views_alias_the_device_tensor_in_both_modes() -> None:
+    """unfold, view_as_real and view_as_complex are core ops (codegen/core_ops.py): through the
+    copying fallback they returned views of a host copy, and writes through them were lost (the
+    full copying sweep found make_tensor's uniform_ on view_as_real leaving complex inputs
+    uninitialised)."""
     a = _randn(10)
     device = a.to(DEVICE)
-    with falls_back("aten::unfold"):
-        windows = device[1:].unfold(0, 3, 2)
-    assert windows.device.type == "foo"
+    windows = _runs_natively("aten::unfold", lambda: device[1:].unfold(0, 3, 2))
     assert_same(windows, a[1:].unfold(0, 3, 2))
-    if ZERO_COPY:
-        assert _same_storage(windows, device)
-        assert windows.storage_offset() == 1 and windows.stride() == (2, 1)
-        windows.mul_(0)  # a write through the view is a write to the device tensor
-        expected = a.clone()
-        expected[1:].unfold(0, 3, 2).mul_(0)
-        assert_same(device, expected)
+    assert _same_storage(windows, device)
+    assert windows.storage_offset() == 1 and windows.stride() == (2, 1)
+    windows.mul_(0)  # a write through the view is a write to the device tensor
+    expected = a.clone()
+    expected[1:].unfold(0, 3, 2).mul_(0)
+    assert_same(device, expected)
 
-
-def test_view_output_with_another_dtype() -> None:
     c = _randn(3, 4, dtype=torch.complex64)
-    device = c.to(DEVICE)
-    with falls_back("aten::view_as_real"):
-        real = torch.view_as_real(device)
+    complex_device = c.to(DEVICE)
+    real = _runs_natively("aten::view_as_real", lambda: torch.view_as_real(complex_device))
     assert real.dtype == torch.float32
     assert_same(real, torch.view_as_real(c))
-    if ZERO_COPY:
-        assert _same_storage(real, device)
+    assert _same_storage(real, complex_device)
+    real.uniform_(-1, 1)  # what make_tensor does to fill a complex tensor
+    assert_same(complex_device, torch.view_as_complex(real.cpu()))
+
+    pairs = _randn(3, 2).to(DEVICE)
+    as_complex = _runs_natively("aten::view_as_complex", lambda: torch.view_as_complex(pairs))
+    assert _same_storage(as_complex, pairs)
+    as_complex.fill_(1 + 2j)
+    assert_same(pairs, torch.tensor([[1.0, 2.0]] * 3))
 
 
 def test_conj_and_neg_bits_reach_the_cpu_kernel() -> None:
@@ -156,9 +168,9 @@ def test_conj_and_neg_bits_reach_the_cpu_kernel() -> None:
     negated = torch._neg_view(a.to(DEVICE))
     assert negated.is_neg()
     assert_same(torch.dot(negated, b.to(DEVICE)), torch.dot(torch._neg_view(a), b))
-    # a view output keeps the bits of the view the CPU kernel returned
-    with falls_back("aten::unfold"):
-        windows = conj.unfold(0, 2, 2)
+    # a view keeps the bits of the tensor it views
+    windows = conj.unfold(0, 2, 2)
+    assert windows.is_conj()
     assert_same(windows, a.conj().unfold(0, 2, 2))
 
 

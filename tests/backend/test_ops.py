@@ -143,6 +143,42 @@ def _reshape_alias() -> None:
     check(lambda t: t.reshape(12), x, layouts=("contiguous", "sliced"))
 
 
+@op_test("unfold")
+def _unfold() -> None:
+    x = rand((4, 6))
+    check(lambda t: t.unfold(1, 3, 2), x)
+    check(lambda t: t.unfold(0, 2, 1).clone(), x)
+    check(lambda t: t.unfold(1, 0, 1), x, layouts=("contiguous",))
+    v = torch.zeros(6, device=DEVICE)
+    v.unfold(0, 2, 2).fill_(3.0)  # a view shares memory
+    assert_same(v, torch.full((6,), 3.0))
+    with pytest.raises(RuntimeError, match="size"):
+        torch.randn(3, device=DEVICE).unfold(0, 4, 1)
+
+
+@op_test("view_as_real")
+def _view_as_real() -> None:
+    x = rand((3, 4), torch.complex64)
+    check(torch.view_as_real, x, layouts=("contiguous", "sliced"))
+    check(lambda t: torch.view_as_real(t.conj().resolve_conj()), x, layouts=("contiguous",))
+    v = torch.zeros(2, dtype=torch.complex64, device=DEVICE)
+    torch.view_as_real(v)[:, 1] = 1.0  # a view shares memory
+    assert_same(v, torch.tensor([1j, 1j]))
+    with pytest.raises(RuntimeError, match="conjugate"):
+        torch.view_as_real(torch.zeros(2, dtype=torch.complex64, device=DEVICE).conj())
+
+
+@op_test("view_as_complex")
+def _view_as_complex() -> None:
+    x = rand((3, 2))
+    check(torch.view_as_complex, x, layouts=("contiguous",))
+    v = torch.zeros(2, 2, device=DEVICE)
+    torch.view_as_complex(v).fill_(1 + 2j)  # a view shares memory
+    assert_same(v, torch.tensor([[1.0, 2.0], [1.0, 2.0]]))
+    with pytest.raises(RuntimeError, match="last dimension with stride 1"):
+        torch.view_as_complex(torch.zeros(2, 2, device=DEVICE).t())
+
+
 @op_test("resize_")
 def _resize_() -> None:
     for dtype in (F32, I64):
