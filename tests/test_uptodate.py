@@ -103,3 +103,20 @@ def test_hand_edited_generated_file_is_drift_under_check(tmp_path: Path) -> None
     assert process.returncode == 1
     assert "   update  generated/native/abs.h" in process.stdout
     assert process.stderr.startswith("error: 1 file(s) are stale against decls.h and backend.yaml; edited by hand: generated/native/abs.h\n")
+
+
+@pytest.mark.parametrize("relative", ["generated/native/abs.h", "kernels/abs.cpp"])
+def test_a_file_replaced_by_a_symlink_is_left_to_the_full_run(tmp_path: Path, relative: str) -> None:
+    """The fast check opens the files it reads without following a symlink (it resolves only
+    directories), so a symlink to an identical copy outside the tree is not read as current."""
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project")
+    run_cli_process([*ARGS, "--check"], root)
+    path = root / relative
+    outside = tmp_path / "outside" / path.name
+    outside.parent.mkdir()
+    shutil.copy(path, outside)
+    path.unlink()
+    path.symlink_to(outside)
+    code, output, probe_path = _probe(root, "--check")
+    assert probe_path == "IMPORTED", output
