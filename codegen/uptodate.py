@@ -22,8 +22,10 @@ import hashlib
 import json
 import os
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .conflicts import START_MARKER, has_conflict_markers
@@ -120,31 +122,40 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
         manifest = parse_manifest(manifest_bytes.decode("utf-8"), MANIFEST_NAME)
     except (OSError, UnicodeDecodeError, ScaffoldError):
         return None
-    if not _written_by_this_generator(manifest, hashlib.sha256(manifest_bytes).hexdigest(), options.out_dir):
+    manifest_digest = hashlib.sha256(manifest_bytes).hexdigest()
+    if not _written_by_this_generator(manifest, manifest_digest, options.out_dir):
         return None
     if not _inputs_unchanged(manifest, options):
         return None
     if not _confined(manifest, options):
         return None  # the full run refuses it with its reason
-    # ~1400 files: plain strings and open(), not pathlib (whose joins cost more than the reads).
+    # ~1400 files: plain strings and os.open(), not pathlib (whose joins cost more than the
+    # reads); a file verified by an earlier check and unchanged since is not read at all.
     out_dir = os.fspath(options.out_dir)
+    known = _KnownFiles(options.out_dir, manifest_digest)
     for relative, digest in manifest.files.items():
-        if relative == MANIFEST_NAME:
+        path = os.path.join(out_dir, relative)
+        if relative == MANIFEST_NAME or known.unchanged(relative, path):
             continue
-        data = _read_regular(os.path.join(out_dir, relative))
-        if data is None or hashlib.sha256(data).hexdigest() != digest:
+        read = _read_regular(path)
+        if read is None or hashlib.sha256(read[0]).hexdigest() != digest:
             return None
+        known.verified(relative, read[1])
     kernels_prefix = Path(os.path.relpath(options.kernels_dir, options.out_dir)).as_posix() + "/"
     for relative in manifest.kernel_files:
         if not relative.startswith(kernels_prefix):
             return None  # written for another kernels directory
-        data = _read_regular(os.path.join(out_dir, relative))
+        path = os.path.join(out_dir, relative)
+        if known.unchanged(relative, path):
+            continue
+        read = _read_regular(path)
         try:
-            text = None if data is None else data.decode("utf-8")
+            text = None if read is None else read[0].decode("utf-8")
         except UnicodeDecodeError:
             text = None
-        if text is None or (START_MARKER in text and has_conflict_markers(text)):
+        if read is None or text is None or (START_MARKER in text and has_conflict_markers(text)):
             return None
+        known.verified(relative, read[1])
     if not all(_is_regular(os.path.join(out_dir, relative)) for relative in manifest.orphaned_kernel_files):
         return None
     orphaned = tuple(options.out_dir / relative for relative in manifest.orphaned_kernel_files)
@@ -155,8 +166,9 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
     kernels = sum(
         len(record.heads)
         for path, record in manifest.kernel_files.items()
-        if Path(path).parent.name != CUSTOM_OPS_DIR
+        if path.rpartition("/")[0].rpartition("/")[2] != CUSTOM_OPS_DIR
     )
+    known.save()
     return UpToDate(kernels=kernels, orphaned=orphaned)
 
 
@@ -167,17 +179,19 @@ def _confined(manifest: Manifest, options: GenerateOptions) -> bool:
     each for ~1400 files): `_read_regular` opens them without following a symlink, and the full
     run decides about a file that is one. (The manifest's paths have no `.` or inner `..`.)"""
     directories = (os.path.realpath(options.out_dir), os.path.realpath(options.kernels_dir))
-    real_directories: dict[str, str] = {}
     out_dir = os.fspath(options.out_dir)
+    # The manifest's paths end in a plain name (no `..`, no `.`): a file lies inside an allowed
+    # directory when its directory does, so each of the few directories is checked once.
+    confined_directories: dict[str, bool] = {}
     for relative in (*manifest.files, *manifest.kernel_files, *manifest.orphaned_kernel_files):
         if os.path.isabs(relative):
             return False
-        directory, name = os.path.split(os.path.join(out_dir, relative))
-        real_directory = real_directories.get(directory)
-        if real_directory is None:
-            real_directory = real_directories[directory] = os.path.realpath(directory)
-        resolved = os.path.join(real_directory, name)
-        if not any(is_inside(resolved, allowed) for allowed in directories):
+        directory = relative.rpartition("/")[0]
+        confined = confined_directories.get(directory)
+        if confined is None:
+            real = os.path.realpath(os.path.join(out_dir, directory))
+            confined = confined_directories[directory] = any(is_inside(real, allowed) for allowed in directories)
+        if not confined:
             return False
     return True
 
@@ -187,23 +201,89 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLO
 tree does not block the open."""
 
 
-def _read_regular(path: str) -> bytes | None:
-    """The bytes of `path` when it is a regular file and not a symlink; None otherwise."""
+def _read_regular(path: str) -> tuple[bytes, os.stat_result] | None:
+    """The bytes of `path`, and its status before they were read, when it is a regular file and
+    not a symlink; None otherwise."""
     try:
         descriptor = os.open(path, _READ_FLAGS)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
             return None
         chunks = []
         while chunk := os.read(descriptor, 1 << 20):
             chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), status
     except OSError:
         return None
     finally:
         os.close(descriptor)
+
+
+_STATS_FORMAT = 1
+_SETTLED_NS = 2_000_000_000
+"""A file's status is remembered only once its last change is this old. A change soon after the
+status was taken, within the filesystem's timestamp granularity, could leave it equal (git's
+"racily clean" files); 2 s covers the coarsest common filesystems."""
+Stats = list[int]
+
+
+class _KnownFiles:
+    """Files this check verified before, by status (size, mtime, ctime, inode), as git's index
+    does: one whose status is unchanged is not read again. Kept per output directory in the
+    user's cache and valid only for the manifest and generator it was made for; a file that is
+    missing, damaged or stale there only costs the reads."""
+
+    def __init__(self, out_dir: Path, manifest_digest: str) -> None:
+        self._path = _stamp_path(out_dir).with_suffix(".files.json")
+        self._key = {"format": _STATS_FORMAT, "generator": generator_identity(), "manifest": manifest_digest}
+        self._now = time.time_ns()
+        self._known: dict[str, Any] = {}
+        self._verified: dict[str, Stats] = {}
+        try:
+            document = json.loads(self._path.read_bytes())
+        except (OSError, ValueError):
+            return
+        if isinstance(document, dict) and all(document.get(k) == v for k, v in self._key.items()):
+            files = document.get("files")
+            self._known = files if isinstance(files, dict) else {}
+
+    @staticmethod
+    def _stats(status: os.stat_result) -> Stats:
+        return [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
+
+    def unchanged(self, relative: str, path: str) -> bool:
+        """`path` is a regular file whose status is the one remembered for it."""
+        remembered = self._known.get(relative)
+        if remembered is None:
+            return False
+        try:
+            status = os.lstat(path)
+        except OSError:
+            return False
+        if not stat.S_ISREG(status.st_mode) or self._stats(status) != remembered:
+            return False
+        self._verified[relative] = remembered
+        return True
+
+    def verified(self, relative: str, status: os.stat_result) -> None:
+        """`relative`, with this status, was read and found current."""
+        if self._now - max(status.st_mtime_ns, status.st_ctime_ns) > _SETTLED_NS:
+            self._verified[relative] = self._stats(status)
+
+    def save(self) -> None:
+        """Remember what this check verified (only called when the whole tree was current)."""
+        if self._verified == self._known:
+            return
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self._path.with_name(f".{self._path.name}.{os.getpid()}")
+            temporary.write_text(json.dumps({**self._key, "files": self._verified}))
+            os.replace(temporary, self._path)
+        except OSError:
+            pass
 
 
 def _is_regular(path: str) -> bool:

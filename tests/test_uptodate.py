@@ -3,15 +3,19 @@ never wrong: every kind of change falls through to the full run."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from scaffold_testing import TESTS, run_cli_process
 
 from scaffold_backend.conflicts import END_MARKER, START_MARKER
+from scaffold_backend.uptodate import _stamp_path
 
 ARGS = ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "generated"]
 
@@ -120,3 +124,33 @@ def test_a_file_replaced_by_a_symlink_is_left_to_the_full_run(tmp_path: Path, re
     path.symlink_to(outside)
     code, output, probe_path = _probe(root, "--check")
     assert probe_path == "IMPORTED", output
+
+
+def _remembered_files(root: Path) -> dict[str, list[int]]:
+    """What the fast check remembers of the tree at `root` (see uptodate._KnownFiles)."""
+    path = _stamp_path(root / "generated").with_suffix(".files.json")
+    files: dict[str, list[int]] = json.loads(path.read_text())["files"]
+    return files
+
+
+def test_a_file_changed_without_a_new_size_or_mtime_is_still_seen(tmp_path: Path) -> None:
+    """Files verified by an earlier check are not read again while their status (size, mtime,
+    ctime, inode) is unchanged. An edit that keeps the size and puts the mtime back still
+    changes the ctime, so the check reads the file and leaves the tree to the full run."""
+    root = _project(tmp_path)
+    run_cli_process([*ARGS, "--check"], root)
+    time.sleep(2.2)  # files younger than 2 s are never remembered (racily clean)
+    code, output, path = _probe(root, "--check")
+    assert (code, path) == (0, "LIGHT"), output
+    remembered = _remembered_files(root)
+    assert "native/abs.h" in remembered and "../kernels/abs.cpp" in remembered
+    code, output, path = _probe(root, "--check")  # answered from the remembered status
+    assert (code, path) == (0, "LIGHT"), output
+    header = root / "generated" / "native" / "abs.h"
+    before = header.stat()
+    text = header.read_text()
+    header.write_text(text.replace("Tensor", "Tensoz", 1))  # same size
+    os.utime(header, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert header.stat().st_size == before.st_size and header.stat().st_mtime_ns == before.st_mtime_ns
+    code, output, path = _probe(root, "--check")
+    assert path == "IMPORTED" and code != 0, output
