@@ -96,6 +96,8 @@ class Results:
     """A full generate with an empty user cache: what the first run on a machine pays."""
     noop_regenerate: Timing
     check: Timing
+    check_options: Timing
+    """--check with the paths given as options: answered by the CLI, click imported."""
     torchgen_largest: Timing
     torchgen_small: Timing
     python_bare: Timing
@@ -110,6 +112,7 @@ class Results:
             "first_generate": self.first_generate,
             "noop_regenerate": self.noop_regenerate,
             "check": self.check,
+            "check_options": self.check_options,
             "torchgen_largest": self.torchgen_largest,
             "torchgen_small": self.torchgen_small,
             "python_bare": self.python_bare,
@@ -128,6 +131,7 @@ class Results:
             "no-op / full": self.noop_regenerate.median / full,
             "no-op / torchgen (small YAML)": self.noop_regenerate.median / self.torchgen_small.median,
             "--check / torchgen (small YAML)": self.check.median / self.torchgen_small.median,
+            "--check with options / torchgen (small YAML)": self.check_options.median / self.torchgen_small.median,
         }
 
     @property
@@ -231,6 +235,15 @@ def scaffold_command() -> list[str]:
     return [found]
 
 
+PROJECT_SETTINGS = """\
+[tool.scaffold-backend]
+yaml = "backend.yaml"
+out = "generated"
+kernels = "kernels"
+"""
+"""The no-op project's settings: what `scaffold-backend init` writes, with the benchmark's YAML."""
+
+
 FILE_FLOOR = """\
 import os, sys
 out, count = sys.argv[1], int(sys.argv[2])
@@ -253,8 +266,15 @@ def run_timed(
 ) -> tuple[float, subprocess.CompletedProcess[str]]:
     """Run one command and return its wall time. Output is captured (not inherited) so that
     terminal speed does not enter the figures. `cache_home`: the user's cache directory
-    (XDG_CACHE_HOME) the command sees."""
-    env = None if cache_home is None else {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    (XDG_CACHE_HOME) the command sees.
+
+    Python writes and reuses byte code as it does for users: PYTHONDONTWRITEBYTECODE, set on this
+    project's machine, is removed. With it, every run compiled the generator's modules from source
+    (an editable install has no .pyc) while torchgen's, compiled by pip at install, were loaded:
+    that timed the compiler, not the tools. The untimed warm-up run writes the byte code."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    if cache_home is not None:
+        env["XDG_CACHE_HOME"] = str(cache_home)
     start = time.perf_counter()
     result = subprocess.run(
         command, cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False, env=env
@@ -384,16 +404,26 @@ def run_benchmark(repeat: int, workdir: Path) -> Results:
         log("scaffold-backend:")
         full = measure(f"full generate ({len(ops)} ops)", generate, work, repeat, cache_home=cache)
         first = measure("full generate, empty user cache", generate, work, repeat, empty_cache=True)
-        noop_dir = work / "noop"
-        noop_dir.mkdir()
-        require_success(run_timed(generate(noop_dir), cwd=work, cache_home=cache)[1])
+        # The up-to-date runs as a project runs them (a pre-commit hook, a CI job): a plain
+        # `scaffold-backend generate [--check]` in a project whose pyproject.toml names its
+        # inputs, which the console script answers before importing the CLI (entry.py).
+        project = work / "project"
+        project.mkdir()
+        shutil.copy(all_yaml, project / "backend.yaml")
+        (project / "pyproject.toml").write_text(PROJECT_SETTINGS)
+        require_success(run_timed([*scaffold, "generate"], cwd=project, cache_home=cache)[1])
         # As old as a checked-out tree's files: the fast check remembers a file's status (and
         # skips reading it next time) only once it is 2 s old. The warm-up run below does that.
         time.sleep(2.5)
-        noop = measure("no-op regenerate", generate, work, repeat,
-                       verify=expect_up_to_date, target=noop_dir, cache_home=cache)
-        check = measure("generate --check", lambda target: [*generate(target), "--check"], work, repeat,
-                        verify=expect_up_to_date, target=noop_dir, cache_home=cache)
+        noop = measure("no-op regenerate", lambda _: [*scaffold, "generate"], project, repeat,
+                       verify=expect_up_to_date, target=project, cache_home=cache)
+        check = measure("generate --check", lambda _: [*scaffold, "generate", "--check"], project, repeat,
+                        verify=expect_up_to_date, target=project, cache_home=cache)
+        check_options = measure(
+            "generate --check, paths as options (the CLI decides)",
+            lambda _: [*scaffold, "generate", "--check", "--yaml", "backend.yaml", "--out", "generated",
+                       "--kernels", "kernels"],
+            project, repeat, verify=expect_up_to_date, target=project, cache_home=cache)
 
         log("torchgen: searching for the largest accepted YAML")
         subset = largest_torchgen_subset(ops, work)
@@ -407,7 +437,8 @@ def run_benchmark(repeat: int, workdir: Path) -> Results:
 
         log("python start-up floor:")
         bare = measure("python -c pass", lambda _: [sys.executable, "-c", "pass"], work, repeat)
-        files = sum(1 for path in (work / "noop").rglob("*") if path.is_file())
+        files = sum(1 for path in (project / "generated").rglob("*") if path.is_file()) + sum(
+            1 for path in (project / "kernels").rglob("*") if path.is_file())
         floor = measure(f"python: create + fsync {files} files", lambda out: [
             sys.executable, "-c", FILE_FLOOR, str(out), str(files)], work, repeat)
         imports = measure('python -c "import scaffold_backend.cli"',
@@ -424,6 +455,7 @@ def run_benchmark(repeat: int, workdir: Path) -> Results:
         required_ops=len(ops),
         torchgen_subset=subset,
         full_generate=full, first_generate=first, noop_regenerate=noop, check=check,
+        check_options=check_options,
         torchgen_largest=tg_big, torchgen_small=tg_small,
         python_bare=bare, python_import_cli=imports, file_floor=floor,
     )

@@ -19,12 +19,10 @@ import click
 
 from . import __version__
 from .errors import ScaffoldError
-from .installed_torch import find_installed_torch
 from .op_status import OpStatus
 from .project import resolve_generate_options, resolve_inputs
 from .report_formats import REPORT_FORMATS
-from .torch_support import torch_support
-from .uptodate import check_up_to_date, record_current, up_to_date_report
+from .uptodate import answer_if_up_to_date, record_current
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -154,10 +152,9 @@ def generate(
 ) -> None:
     """Generate the backend's C++ sources from the declarations and the backend YAML."""
     options = resolve_generate_options(Path.cwd(), yaml, out, kernels, declarations, force)
-    torch_support().check(find_installed_torch().version)
-    current = check_up_to_date(options)
-    if current is not None:
-        _echo(*up_to_date_report(current, options.root))
+    answer = answer_if_up_to_date(options)
+    if answer is not None:
+        _echo(*answer)
         return
 
     from .generate import plan_only, require_current, require_no_conflicts, run

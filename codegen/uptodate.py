@@ -36,6 +36,7 @@ from .options import GenerateOptions
 from .outputs import JOURNAL_NAME, MANIFEST_NAME
 from .paths import CUSTOM_OPS_DIR, display_path, is_inside
 from .resources import is_source_checkout, package_dir, templates_dir, user_cache_dir
+from .torch_support import torch_support
 
 _STAMP_FORMAT = 1
 
@@ -317,6 +318,14 @@ def orphan_note(shown: str) -> str:
         f"note: {shown} is excluded from the build: its ops are no longer generated. "
         "It is kept until you delete it."
     )
+
+
+def answer_if_up_to_date(options: GenerateOptions) -> tuple[list[str], list[str]] | None:
+    """What `generate` prints (lines, notes) when the tree is up to date; None when a full run
+    must decide. Refuses an unsupported torch first, as every run of `generate` does."""
+    torch_support().check(find_installed_torch().version)
+    current = check_up_to_date(options)
+    return None if current is None else up_to_date_report(current, options.root)
 
 
 def up_to_date_report(current: UpToDate, root: Path) -> tuple[list[str], list[str]]:

@@ -71,7 +71,7 @@ def fake_torch_installation(directory: Path, version: str) -> Path:
 def run_cli_process(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """The real executable, for exit codes and 'no traceback' checks."""
     return subprocess.run(
-        [sys.executable, "-m", "scaffold_backend.cli", *args],
+        [sys.executable, "-m", "scaffold_backend.entry", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

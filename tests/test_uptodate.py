@@ -154,3 +154,62 @@ def test_a_file_changed_without_a_new_size_or_mtime_is_still_seen(tmp_path: Path
     assert header.stat().st_size == before.st_size and header.stat().st_mtime_ns == before.st_mtime_ns
     code, output, path = _probe(root, "--check")
     assert path == "IMPORTED" and code != 0, output
+
+
+# The console script as installed (`scaffold_backend.entry:main`), reporting whether click and
+# the command-line module were imported.
+ENTRY_PROBE = """\
+import sys
+from scaffold_backend.entry import main
+sys.argv = ["scaffold-backend", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exit:
+    code = exit.code or 0
+print("CLI" if {"click", "scaffold_backend.cli"} & set(sys.modules) else "NO-CLI")
+sys.exit(code)
+"""
+
+
+def _settings_project(tmp_path: Path) -> Path:
+    """A project whose pyproject.toml names its inputs, so that a plain `generate` needs no
+    option: the command line of pre-commit hooks and CI jobs."""
+    root = _project(tmp_path)
+    (root / "pyproject.toml").write_text(
+        '[tool.scaffold-backend]\nyaml = "backend.yaml"\ndeclarations = "decls.h"\nout = "generated"\n'
+    )
+    return root
+
+
+def _entry_probe(root: Path, *args: str) -> tuple[int, str, str, str]:
+    process = subprocess.run(
+        [sys.executable, "-c", ENTRY_PROBE, *args], cwd=root, capture_output=True, text=True, check=False
+    )
+    *output, imported = process.stdout.splitlines()
+    return process.returncode, "\n".join(output), process.stderr, imported
+
+
+def test_the_console_script_answers_up_to_date_without_click(tmp_path: Path) -> None:
+    root = _settings_project(tmp_path)
+    full = run_cli_process(["generate", "--check"], root)  # through the CLI: it leaves the stamp
+    assert full.returncode == 0, full.stderr
+    for args in (["generate", "--check"], ["generate"]):
+        code, output, errors, imported = _entry_probe(root, *args)
+        assert (code, imported, errors) == (0, "NO-CLI", ""), output
+        assert output == full.stdout.rstrip("\n") == "12 kernel(s), everything up to date"
+
+
+def test_the_console_script_leaves_options_doubt_and_errors_to_the_cli(tmp_path: Path) -> None:
+    root = _settings_project(tmp_path)
+    run_cli_process(["generate", "--check"], root)
+    code, output, errors, imported = _entry_probe(root, "generate", "--check", "--out", "generated")
+    assert (code, imported) == (0, "CLI"), errors  # an option: click parses it
+    _edit_generated(root)
+    code, output, errors, imported = _entry_probe(root, "generate", "--check")
+    assert (code, imported) == (1, "CLI")
+    assert "   update  generated/native/abs.h" in output
+    assert errors.startswith("error: 1 file(s) are stale")
+    (root / "pyproject.toml").write_text("[tool.scaffold-backend\n")
+    code, output, errors, imported = _entry_probe(root, "generate")
+    assert (code, imported) == (2, "CLI")
+    assert errors.startswith("error: ") and "pyproject.toml" in errors and "Traceback" not in errors
