@@ -44,4 +44,10 @@ drvError_t synchronize_device(int device);
 // or nullptr when that is not device memory.
 void* translate(const void* device_ptr, size_t size) noexcept;
 
+// The copy engine (simulated_copy.cpp): the bytes of a copy (memmove
+// semantics: the ranges may overlap) or a memset run by stream work, split
+// across helper threads when large.
+void copy_bytes(void* dst, const void* src, size_t size);
+void set_bytes(void* dst, int value, size_t size);
+
 } // namespace scaffold::driver

@@ -71,10 +71,10 @@ struct Work {
         fn(dst);
         break;
       case WorkKind::Copy:
-        std::memmove(dst, src, size);
+        copy_bytes(dst, src, size);
         break;
       case WorkKind::Set:
-        std::memset(dst, value, size);
+        set_bytes(dst, value, size);
         break;
       case WorkKind::RecordEvent:
         event->complete(generation);

@@ -94,6 +94,7 @@ def test_simulated_driver_alone(tmp_path: Path) -> None:
         "paused: producer drvErrorNotReady, event drvErrorNotReady, consumer drvErrorNotReady, back[3] 0",
         "resumed: back[3] 4",
         "memset: back[3] 0",
+        "large: copy 1, overlapping 1, set 1, two streams 1",
         "host pointer differs 1, protected 1",
         "double free: drvErrorInvalidHandle",
         "bad device: drvErrorInvalidDevice: invalid device index 2: valid indices are 0..1"
