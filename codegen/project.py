@@ -3,21 +3,22 @@ backend project a plain `scaffold-backend generate` knows its YAML and directori
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import ProjectConfigError, SourceLocation
 from .options import GenerateOptions
 from .outputs import DEFAULT_KERNELS_DIR_NAME
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from .resources import is_private_directory, user_cache_dir
 
 SETTINGS_TABLE = "scaffold-backend"
 SETTINGS_KEYS = ("yaml", "out", "kernels", "declarations")
+_SETTINGS_CACHE_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,62 @@ def find_project_settings(start: Path) -> ProjectSettings | None:
 
 
 def _read_settings(pyproject: Path) -> ProjectSettings | None:
-    location = SourceLocation(str(pyproject))
+    table = _settings_table(pyproject)
+    if table is None:
+        return None
+    root = pyproject.parent
+    return ProjectSettings(root=root, **{key: root / value for key, value in table.items()})
+
+
+def _settings_table(pyproject: Path) -> dict[str, str] | None:
+    """The checked [tool.scaffold-backend] table of `pyproject` (None: it has none).
+
+    Parsed once per content: the table found in these exact bytes is kept in the user's cache
+    under their digest, so that the up-to-date answer of `generate` (see entry.py) does not
+    import tomllib, which is a tenth of that run. A kept table is checked again as if parsed; a
+    missing or damaged one is a miss, and one in a directory others may write is not read.
+    Errors are never kept: they are raised from the parse."""
+    data = pyproject.read_bytes()
+    kept = _settings_cache_path(data)
     try:
-        document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        document = json.loads(kept.read_bytes()) if is_private_directory(kept.parent) else None
+        if isinstance(document, dict) and document.get("format") == _SETTINGS_CACHE_FORMAT:
+            return _checked_table(document["table"], SourceLocation(str(pyproject)))
+    except (OSError, ValueError, KeyError, ProjectConfigError):
+        pass
+    table = _parse_settings_table(data, SourceLocation(str(pyproject)))
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        if not is_private_directory(kept.parent):
+            return table  # what others may write is not an answer: neither read nor written
+        temporary = kept.with_name(f".{kept.name}.{os.getpid()}")
+        temporary.write_text(json.dumps({"format": _SETTINGS_CACHE_FORMAT, "table": table}))
+        os.replace(temporary, kept)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+    return table
+
+
+def _settings_cache_path(data: bytes) -> Path:
+    return user_cache_dir() / "settings" / f"{hashlib.sha256(data).hexdigest()[:32]}.json"
+
+
+def _parse_settings_table(data: bytes, location: SourceLocation) -> dict[str, str] | None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ProjectConfigError(f"not UTF-8 text: {error}", location=location) from None
     except tomllib.TOMLDecodeError as error:
         raise ProjectConfigError(f"invalid TOML: {error}", location=location) from None
-    table = document.get("tool", {}).get(SETTINGS_TABLE)
+    tool = document.get("tool", {})
+    return _checked_table(tool.get(SETTINGS_TABLE) if isinstance(tool, dict) else None, location)
+
+
+def _checked_table(table: Any, location: SourceLocation) -> dict[str, str] | None:
     if table is None:
         return None
     if not isinstance(table, dict):
@@ -59,16 +110,13 @@ def _read_settings(pyproject: Path) -> ProjectSettings | None:
             location=location,
             hint=f"valid keys: {', '.join(SETTINGS_KEYS)}",
         )
-    root = pyproject.parent
-    paths: dict[str, Path] = {}
     for key, value in table.items():
         if not isinstance(value, str) or not value:
             raise ProjectConfigError(
                 f"[tool.{SETTINGS_TABLE}] {key} must be a path (a non-empty string)",
                 location=location,
             )
-        paths[key] = root / value
-    return ProjectSettings(root=root, **paths)
+    return dict(table)
 
 
 @dataclass(frozen=True)

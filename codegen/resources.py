@@ -8,6 +8,7 @@ sibling at the repository root.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -39,3 +40,17 @@ def user_cache_dir() -> Path:
     kept there only saves time: anything may be deleted, and none of it may be trusted as input
     without a check of what it was made from."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "scaffold-backend"
+
+
+def is_private_directory(directory: Path) -> bool:
+    """The directory is the user's own and nobody else may write to it: what the user cache
+    must be before anything kept there is read back as an answer."""
+    try:
+        status = os.stat(directory)
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(status.st_mode)
+        and status.st_uid == os.getuid()
+        and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )

@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import os
 import pickle
-import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from torchgen.model import FunctionSchema
 from . import __version__
 from .installed_torch import find_installed_torch
 from .model import DeclarationsFile
-from .resources import package_dir, user_cache_dir
+from .resources import is_private_directory, package_dir, user_cache_dir
 from .signatures import KernelSignature, SignatureKey
 
 _FORMAT = 1
@@ -55,19 +54,6 @@ def _key(declarations: DeclarationsFile) -> str:
     return digest.hexdigest()
 
 
-def _trusted(directory: Path) -> bool:
-    """The directory is the user's own and nobody else may write to it."""
-    try:
-        status = os.stat(directory)
-    except OSError:
-        return False
-    return (
-        stat.S_ISDIR(status.st_mode)
-        and status.st_uid == os.getuid()
-        and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    )
-
-
 @dataclass
 class SchemaCache:
     """What is known for one header. `prime` hands the schemas to its declarations before they
@@ -85,7 +71,7 @@ class SchemaCache:
         path = directory / f"{_key(declarations)}.pickle"
         if not os.path.lexists(directory):
             return cls(path=path)  # `save` creates the directory
-        if not _trusted(directory):
+        if not is_private_directory(directory):
             return cls(path=None)
         try:
             with open(path, "rb") as stream:
@@ -115,7 +101,7 @@ class SchemaCache:
         directory = self.path.parent
         with contextlib.suppress(OSError, pickle.PicklingError):
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not _trusted(directory):
+            if not is_private_directory(directory):
                 return
             descriptor, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
             try:

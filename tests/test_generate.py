@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -172,6 +174,50 @@ def test_plain_generate_uses_pyproject_settings(tmp_path: Path, cli_run: CliRun)
     assert result.exit_code == 0, result.output
     assert (root / "gen" / "sources.cmake").exists() and (root / "src" / "kernels" / "abs.cpp").exists()
     assert "//   backend.yaml\n" in (root / "gen" / "PrivateUse1Fallback.cpp").read_text()
+
+
+def _kept_settings(pyproject: Path) -> Path:
+    """Where the settings parsed from this pyproject.toml's bytes are kept (project.py)."""
+    digest = hashlib.sha256(pyproject.read_bytes()).hexdigest()[:32]
+    return Path(os.environ["XDG_CACHE_HOME"]) / "scaffold-backend" / "settings" / f"{digest}.json"
+
+
+def test_settings_are_kept_per_content_and_never_trusted_blindly(tmp_path: Path) -> None:
+    """The settings table is kept in the user cache by the pyproject's digest, so the up-to-date
+    answer needs no TOML parser; an edit is a new digest, a damaged or foreign entry a miss, an
+    error is reported every time, and a cache directory others may write is not read."""
+    root = project(tmp_path)
+    pyproject = write(root / "pyproject.toml", '[tool.scaffold-backend]\nyaml = "backend.yaml"\nout = "gen"\n'
+                      'declarations = "RegistrationDeclarations.h"\n')
+    assert run_cli_process(["generate"], root).returncode == 0
+    kept = _kept_settings(pyproject)
+    assert json.loads(kept.read_text())["table"] == {
+        "yaml": "backend.yaml", "out": "gen", "declarations": "RegistrationDeclarations.h"}
+    pyproject.write_text(pyproject.read_text().replace('out = "gen"', 'out = "gen2"'))
+    assert run_cli_process(["generate"], root).returncode == 0
+    assert (root / "gen2" / "sources.cmake").exists()  # the edit is seen at once
+    kept = _kept_settings(pyproject)
+    for damaged in ("{", '{"format": 1, "table": {"out": 3}}', '{"format": 1, "table": {"nope": "x"}}'):
+        kept.write_text(damaged)
+        process = run_cli_process(["generate", "--check"], root)
+        assert process.returncode == 0, process.stderr  # a miss: parsed again
+        assert json.loads(kept.read_text())["table"]["out"] == "gen2"
+    kept.write_text('{"format": 1, "table": {"yaml": "backend.yaml", "out": "elsewhere"}}')
+    kept.parent.chmod(0o777)
+    try:
+        process = run_cli_process(["generate", "--check"], root)
+        assert process.returncode == 0, process.stderr  # not read: others could have written it
+        assert not (root / "elsewhere").exists()
+    finally:
+        kept.parent.chmod(0o755)
+    pyproject.write_text("[tool.scaffold-backend\n")
+    for _ in range(2):
+        process = run_cli_process(["generate"], root)
+        assert process.returncode == 2 and process.stderr.startswith("error: ")
+        assert "pyproject.toml" in process.stderr and "invalid TOML" in process.stderr
+    pyproject.write_bytes(b'[tool.scaffold-backend]\nyaml = "\xff"\n')
+    process = run_cli_process(["generate"], root)
+    assert process.returncode == 2 and "not UTF-8" in process.stderr and "Traceback" not in process.stderr
 
 
 def test_generate_without_settings_or_options_is_an_error(tmp_path: Path) -> None:

@@ -87,10 +87,13 @@ def _corrupt_manifest(root: Path) -> None:
     (root / "generated" / "scaffold_manifest.json").write_text("{")
 
 
-@pytest.mark.parametrize(
-    "change",
-    [_edit_generated, _edit_yaml, _touch_declarations, _delete_kernel, _conflict_in_kernel, _delete_generated, _corrupt_manifest],
-)
+CHANGES = [
+    _edit_generated, _edit_yaml, _touch_declarations, _delete_kernel, _conflict_in_kernel, _delete_generated,
+    _corrupt_manifest,
+]
+
+
+@pytest.mark.parametrize("change", CHANGES)
 def test_any_change_goes_to_the_full_run(tmp_path: Path, change) -> None:  # type: ignore[no-untyped-def]
     root = _project(tmp_path)
     run_cli_process([*ARGS, "--check"], root)
@@ -98,6 +101,49 @@ def test_any_change_goes_to_the_full_run(tmp_path: Path, change) -> None:  # typ
     code, output, path = _probe(root, "--check")
     assert path == "IMPORTED", output
     assert code != 0
+
+
+def _remember_settled_tree(root: Path) -> None:
+    """Leave the fast check's memory of the tree complete: file statuses and manifest facts."""
+    run_cli_process([*ARGS, "--check"], root)
+    time.sleep(2.2)  # files younger than 2 s are never remembered (racily clean)
+    code, output, path = _probe(root, "--check")
+    assert (code, path) == (0, "LIGHT"), output
+    document = json.loads(_stamp_path(root / "generated").with_suffix(".files.json").read_text())
+    assert document["facts"]["kernels"] == 12 and "native/abs.h" in document["facts"]["files"]
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_any_change_goes_to_the_full_run_when_the_tree_is_remembered(tmp_path: Path, change) -> None:  # type: ignore[no-untyped-def]
+    """With the manifest's facts and every file's status remembered, the check answers without
+    parsing the manifest; every change must still reach the full run."""
+    root = _project(tmp_path)
+    _remember_settled_tree(root)
+    change(root)
+    code, output, path = _probe(root, "--check")
+    assert path == "IMPORTED", output
+    assert code != 0
+
+
+def test_a_damaged_or_exposed_memory_of_the_tree_is_not_used(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    _remember_settled_tree(root)
+    memory = _stamp_path(root / "generated").with_suffix(".files.json")
+    document = json.loads(memory.read_text())
+    # Facts that leave a file out would answer "up to date" for an edit of it, if trusted.
+    document["facts"]["files"] = [name for name in document["facts"]["files"] if name != "native/abs.h"]
+    _edit_generated(root)
+    for damaged in ('{"facts": ', json.dumps({**document, "facts": {"kernels": "12"}})):
+        memory.write_text(damaged)
+        code, output, path = _probe(root, "--check")
+        assert (code, path) == (1, "IMPORTED"), output
+    memory.write_text(json.dumps(document))
+    memory.parent.chmod(0o777)  # others may write there: not read
+    try:
+        code, output, path = _probe(root, "--check")
+        assert (code, path) == (1, "IMPORTED"), output
+    finally:
+        memory.parent.chmod(0o755)
 
 
 def test_hand_edited_generated_file_is_drift_under_check(tmp_path: Path) -> None:
