@@ -4,8 +4,6 @@ backend project a plain `scaffold-backend generate` knows its YAML and directori
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +12,7 @@ from typing import Any
 from .errors import ProjectConfigError, SourceLocation
 from .options import GenerateOptions
 from .outputs import DEFAULT_KERNELS_DIR_NAME
-from .resources import is_private_directory, user_cache_dir
+from .resources import read_private_json, user_cache_dir, write_private_json
 
 SETTINGS_TABLE = "scaffold-backend"
 SETTINGS_KEYS = ("yaml", "out", "kernels", "declarations")
@@ -60,22 +58,15 @@ def _settings_table(pyproject: Path) -> dict[str, str] | None:
     Errors are never kept: they are raised from the parse."""
     data = pyproject.read_bytes()
     kept = _settings_cache_path(data)
-    try:
-        document = json.loads(kept.read_bytes()) if is_private_directory(kept.parent) else None
-        if isinstance(document, dict) and document.get("format") == _SETTINGS_CACHE_FORMAT:
-            return _checked_table(document["table"], SourceLocation(str(pyproject)))
-    except (OSError, ValueError, KeyError, ProjectConfigError):
-        pass
-    table = _parse_settings_table(data, SourceLocation(str(pyproject)))
-    try:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        if not is_private_directory(kept.parent):
-            return table  # what others may write is not an answer: neither read nor written
-        temporary = kept.with_name(f".{kept.name}.{os.getpid()}")
-        temporary.write_text(json.dumps({"format": _SETTINGS_CACHE_FORMAT, "table": table}))
-        os.replace(temporary, kept)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    location = SourceLocation(str(pyproject))
+    document = read_private_json(kept)
+    if isinstance(document, dict) and document.get("format") == _SETTINGS_CACHE_FORMAT and "table" in document:
+        try:
+            return _checked_table(document["table"], location)
+        except ProjectConfigError:
+            pass  # damaged: parsed again below
+    table = _parse_settings_table(data, location)
+    write_private_json(kept, {"format": _SETTINGS_CACHE_FORMAT, "table": table})
     return table
 
 

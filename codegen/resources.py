@@ -7,9 +7,11 @@ sibling at the repository root.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -54,3 +56,27 @@ def is_private_directory(directory: Path) -> bool:
         and status.st_uid == os.getuid()
         and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
     )
+
+
+def read_private_json(path: Path) -> Any:
+    """The JSON document kept at `path` in the user cache; None when it is missing, unreadable,
+    not JSON, or in a directory others may write (it is then no answer)."""
+    try:
+        return json.loads(path.read_bytes()) if is_private_directory(path.parent) else None
+    except (OSError, ValueError):
+        return None
+
+
+def write_private_json(path: Path, document: Any) -> None:
+    """Keep `document` at `path` in the user cache: written whole (a temporary file renamed over
+    it), and only into a directory no one else may write. A cache that cannot be written only
+    costs time, so failures are ignored."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not is_private_directory(path.parent):
+            return
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(json.dumps(document))
+        os.replace(temporary, path)
+    except OSError:
+        pass

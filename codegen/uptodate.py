@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import stat
 import time
@@ -36,7 +35,14 @@ from .manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
 from .options import GenerateOptions
 from .outputs import JOURNAL_NAME, MANIFEST_NAME
 from .paths import CUSTOM_OPS_DIR, display_path, is_inside
-from .resources import is_private_directory, is_source_checkout, package_dir, templates_dir, user_cache_dir
+from .resources import (
+    is_source_checkout,
+    package_dir,
+    read_private_json,
+    templates_dir,
+    user_cache_dir,
+    write_private_json,
+)
 from .torch_support import torch_support
 
 _STAMP_FORMAT = 1
@@ -100,24 +106,14 @@ def record_current(options: GenerateOptions) -> None:
     manifest_digest = _sha256_file(options.out_dir / MANIFEST_NAME)
     if manifest_digest is None:
         return
-    stamp = _stamp_path(options.out_dir)
     document = {"format": _STAMP_FORMAT, "generator": generator_identity(), "manifest": manifest_digest}
-    try:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        temporary = stamp.with_name(f".{stamp.name}.{os.getpid()}")
-        temporary.write_text(json.dumps(document))
-        os.replace(temporary, stamp)
-    except OSError:
-        pass
+    write_private_json(_stamp_path(options.out_dir), document)
 
 
 def _written_by_this_generator(manifest: Manifest, manifest_digest: str, out_dir: Path) -> bool:
     if not is_source_checkout():
         return manifest.generator_version == __version__
-    try:
-        stamp = json.loads(_stamp_path(out_dir).read_text())
-    except (OSError, ValueError):
-        return False
+    stamp = read_private_json(_stamp_path(out_dir))
     return isinstance(stamp, dict) and stamp == {
         "format": _STAMP_FORMAT,
         "generator": generator_identity(),
@@ -341,12 +337,7 @@ class _KnownFiles:
         self._verified: dict[str, Stats] = {}
         self.facts: _ManifestFacts | None = None
         """The manifest's facts, when every file was verified against this manifest before."""
-        try:
-            if not is_private_directory(self._path.parent):
-                return
-            document = json.loads(self._path.read_bytes())
-        except (OSError, ValueError):
-            return
+        document = read_private_json(self._path)
         if isinstance(document, dict) and all(document.get(k) == v for k, v in self._key.items()):
             files = document.get("files")
             self._known = files if isinstance(files, dict) else {}
@@ -384,15 +375,7 @@ class _KnownFiles:
         if self._verified == self._known and kept == self.facts:
             return
         document = {**self._key, "files": self._verified, "facts": kept.to_json() if kept else None}
-        try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            if not is_private_directory(self._path.parent):
-                return
-            temporary = self._path.with_name(f".{self._path.name}.{os.getpid()}")
-            temporary.write_text(json.dumps(document))
-            os.replace(temporary, self._path)
-        except OSError:
-            pass
+        write_private_json(self._path, document)
 
 
 def _is_regular(path: str) -> bool:

@@ -40,9 +40,8 @@ struct Job {
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
 
-  // Runs chunks until none is left; true when this call finished the last.
-  bool work() {
-    bool finished_last = false;
+  // Runs chunks until none is left to claim.
+  void work() {
     for (size_t index; (index = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
       const size_t begin = index * chunk;
       const size_t length = std::min(chunk, size - begin);
@@ -51,9 +50,8 @@ struct Job {
       } else {
         std::memset(dst + begin, value, length);
       }
-      finished_last = done.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks;
+      done.fetch_add(1, std::memory_order_acq_rel);
     }
-    return finished_last;
   }
 };
 
