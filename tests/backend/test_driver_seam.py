@@ -1,6 +1,10 @@
 """The driver seam is real: the runtime builds and works against a second, deliberately minimal
 driver (minimal_driver/: one device, plain host memory, every stream synchronous), chosen with
-SCAFFOLD_DRIVER_DIR alone, and runtime/csrc makes no operating-system memory calls of its own."""
+SCAFFOLD_DRIVER_DIR alone, and runtime/csrc makes no operating-system memory calls of its own.
+
+That build is also the test of the plain-CMake path (no pip): torch is found through the Python it
+is given, never through torch's own CMake package, which demands a CUDA toolkit on CUDA wheels.
+One full build serves both, because a build of foo's runtime is minutes of CI's time."""
 
 from __future__ import annotations
 
@@ -53,6 +57,9 @@ def test_runtime_builds_and_runs_against_a_minimal_synchronous_driver(tmp_path: 
     )
     assert configure.returncode == 0, configure.stdout[-3000:] + configure.stderr[-3000:]
     assert f"Driver sources:    {MINIMAL_DRIVER}" in configure.stdout
+    assert f"Generated sources: {REPO / 'generated'}" in configure.stdout
+    # torch's CUDA is never looked for, whatever the wheel and whatever CUDA pieces lie around.
+    assert "CUDA" not in configure.stdout + configure.stderr
     built = subprocess.run(["cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
     assert built.returncode == 0, built.stdout[-4000:]
     # A package of its own: the torch_foo Python sources, then what the build installs into it
