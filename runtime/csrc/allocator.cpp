@@ -29,6 +29,7 @@ constexpr size_t kSmallSegment = size_t{2} << 20; // small pool segment
 constexpr size_t kLargeSegment = size_t{20} << 20; // shared large segment
 constexpr size_t kOwnSegmentFrom = size_t{10} << 20; // own segment from here
 constexpr size_t kSegmentGranularity = size_t{2} << 20;
+constexpr size_t kParkedMaxSize = 64 * kBlockGranularity; // parked when freed (DeviceHeap)
 
 constexpr size_t round_up(size_t n, size_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
@@ -79,7 +80,8 @@ struct Block {
   Segment* segment;
   Block* prev = nullptr;
   Block* next = nullptr;
-  bool allocated = false; // live or pending: not in a pool
+  bool allocated = false; // live, pending or parked: not in a pool
+  bool parked = false; // freed, in DeviceHeap::parked_ (and still in live_)
   std::unordered_set<drvStream_t> used_on; // other streams (record_stream)
 };
 
@@ -137,13 +139,20 @@ class DeviceHeap {
     ++stats_.alloc_requests;
     process_pending_frees(/*wait=*/false);
 
-    Block* block = take_best_fit(pool, stream, size);
+    Block* block = small ? take_parked(size, stream) : nullptr;
     if (block == nullptr) {
-      block = map_segment_for(nbytes, size, small, stream);
+      block = take_best_fit(pool, stream, size);
+      if (block == nullptr && small && parked_blocks_ > 0) {
+        return_parked_to_pools(); // coalesced, they may fit
+        block = take_best_fit(pool, stream, size);
+      }
+      if (block == nullptr) {
+        block = map_segment_for(nbytes, size, small, stream);
+      }
+      split(block, size, pool);
+      block->allocated = true;
+      live_.emplace(block->address, block);
     }
-    split(block, size, pool);
-    block->allocated = true;
-    live_.emplace(block->address, block);
 
     stats_.allocated_bytes += block->size;
     stats_.allocated_bytes_total += block->size;
@@ -161,7 +170,7 @@ class DeviceHeap {
   void free(uintptr_t address) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = live_.find(address);
-    if (it == live_.end()) {
+    if (it == live_.end() || it->second->parked) {
       // Called from deleters, which must not throw. This is a bug (double
       // free or a foreign pointer); say so loudly but keep the process up.
       std::fprintf(
@@ -174,10 +183,13 @@ class DeviceHeap {
       return;
     }
     Block* block = it->second;
-    live_.erase(it);
     stats_.allocated_bytes -= block->size;
     stats_.freed_bytes_total += block->size;
     stats_.active_blocks -= 1;
+    if (block->used_on.empty() && park(block)) {
+      return;
+    }
+    live_.erase(it);
     if (!block->used_on.empty()) {
       // Work already enqueued on those streams may still read or write the
       // block: reuse waits for it.
@@ -209,7 +221,7 @@ class DeviceHeap {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = live_.find(address);
     TORCH_CHECK(
-        it != live_.end(),
+        it != live_.end() && !it->second->parked,
         "record_stream: the tensor's storage is not a live allocation of the ",
         c10::get_privateuse1_backend(),
         " allocator on ",
@@ -273,6 +285,54 @@ class DeviceHeap {
       capacity_ = default_capacity(index_);
       capacity_known_ = true;
     }
+  }
+
+  // ---- Parked blocks ----
+  // A loop of small ops frees and allocates blocks of the same few sizes
+  // over and over. Putting each freed block back in its pool (coalescing, a
+  // tree insert) and taking it out again (a tree search, a split) cost more
+  // than a 16-element op's kernel, so a freed small block of up to
+  // kParkedMaxSize parks in a list for its size instead, keeping its entry
+  // in live_ (marked parked), and the next allocation of that size on the
+  // same stream takes it back. Parked blocks return to their pool, coalesced,
+  // whenever the pool cannot serve a request -- before any memory is mapped
+  // -- and before cached segments are released, so they never make the
+  // device reserve more memory.
+  bool park(Block* block) {
+    if (!block->segment->small || block->size > kParkedMaxSize) {
+      return false;
+    }
+    parked_[block->size / kBlockGranularity - 1].push_back(block);
+    block->parked = true;
+    parked_blocks_ += 1;
+    return true;
+  }
+
+  Block* take_parked(size_t size, drvStream_t stream) {
+    if (size > kParkedMaxSize) {
+      return nullptr;
+    }
+    std::vector<Block*>& list = parked_[size / kBlockGranularity - 1];
+    if (list.empty() || list.back()->segment->stream != stream) {
+      return nullptr;
+    }
+    Block* block = list.back();
+    list.pop_back();
+    block->parked = false;
+    parked_blocks_ -= 1;
+    return block;
+  }
+
+  void return_parked_to_pools() {
+    for (std::vector<Block*>& list : parked_) {
+      for (Block* block : list) {
+        block->parked = false;
+        live_.erase(block->address);
+        return_to_pool(block);
+      }
+      list.clear();
+    }
+    parked_blocks_ = 0;
   }
 
   // Coalesce with free neighbours and put back in the pool. A block's size
@@ -424,6 +484,7 @@ class DeviceHeap {
   // Called on empty_cache, before failing an allocation, and when capacity
   // drops.
   void release_cached_segments() {
+    return_parked_to_pools();
     for (FreePool* pool : {&small_free_, &large_free_}) {
       std::vector<Block*> whole;
       for (Block* block : *pool) {
@@ -473,7 +534,9 @@ class DeviceHeap {
   DeviceMemoryStats stats_;
   FreePool small_free_;
   FreePool large_free_;
-  std::unordered_map<uintptr_t, Block*> live_; // address -> live block
+  std::unordered_map<uintptr_t, Block*> live_; // address -> live (or parked) block
+  std::array<std::vector<Block*>, kParkedMaxSize / kBlockGranularity> parked_; // by size
+  size_t parked_blocks_ = 0;
   std::vector<PendingFree> pending_;
 };
 

@@ -6,7 +6,10 @@
 // >= 10 MiB); freed blocks go to best-fit free lists (ordered by size
 // class) and are coalesced with free neighbours, so steady-state allocation
 // is a few pointer operations under a per-device mutex and never a driver
-// call.
+// call. A freed small block (<= 32 KiB) is first parked in a list for its
+// size, where the next allocation of that size takes it back without
+// touching the free lists; parked blocks are coalesced back before the
+// allocator would map more memory or release cached memory.
 //
 // Streams: each segment belongs to the stream that was current when it was
 // allocated, and its blocks are reused only for allocations on that stream,

@@ -5,6 +5,7 @@ torch.foo module."""
 from __future__ import annotations
 
 import copy
+import gc
 import io
 import os
 import subprocess
@@ -297,6 +298,30 @@ def test_memory_stats_move() -> None:
     assert torch.foo.max_memory_allocated() >= start + (4 << 20)
     torch.foo.empty_cache()
     assert torch.foo.memory_reserved() <= torch.foo.memory_stats()["reserved_bytes"] + 1
+
+
+def test_freed_small_blocks_are_reused_and_never_make_the_device_reserve_more() -> None:
+    """A freed small block is parked for the next allocation of its size (what a loop of small ops
+    does), and parked blocks are coalesced back before the allocator would map memory: 2000 freed
+    1 KiB blocks make room for a 1 MiB tensor in the segments already reserved."""
+    gc.collect()  # an earlier test's tensors, held by a reference cycle, must not be freed midway
+    torch.foo.synchronize()
+    start = torch.foo.memory_allocated()
+    a = torch.empty(256, device=DEVICE)
+    address = a.data_ptr()
+    del a
+    assert torch.empty(256, device=DEVICE).data_ptr() == address
+
+    blocks = [torch.empty(256, device=DEVICE) for _ in range(2000)]
+    reserved, maps = torch.foo.memory_reserved(), torch.foo.memory_stats()["segment_maps"]
+    del blocks
+    assert torch.foo.memory_allocated() == start
+    big = torch.ones(1 << 18, device=DEVICE)  # 1 MiB: no parked 1 KiB block fits it
+    assert (torch.foo.memory_reserved(), torch.foo.memory_stats()["segment_maps"]) == (reserved, maps)
+    assert big.sum().item() == 1 << 18
+    del big
+    torch.foo.empty_cache()  # parked blocks too: the segments they filled are released
+    assert torch.foo.memory_reserved() < reserved
 
 
 def _run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
