@@ -82,6 +82,9 @@ c10::DeviceIndex exchange_device(c10::DeviceIndex index) {
 }
 
 void set_device_unchecked(c10::DeviceIndex index) noexcept {
+  if (index == t_current_device) {
+    return; // a guard restoring the device it never changed: every op's case
+  }
   (void)drvSetDevice(index); // validated before; nothing to report here
   t_current_device = index;
 }

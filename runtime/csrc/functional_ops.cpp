@@ -88,7 +88,43 @@ constexpr size_t kThreadCacheViews = 32;
 constexpr size_t kSharedPoolViews = 256;
 
 using ViewImpl = c10::intrusive_ptr<c10::TensorImpl>;
-thread_local std::vector<ViewImpl> t_recycled_views;
+
+} // namespace
+
+// One thread's cache. It holds its references as raw pointers so that the
+// thread_local is trivially destructible and constant-initialised, with no
+// initialisation guard. Its address is looked up once per op and passed
+// down (thread_view_cache()): the compiler repeats the TLS lookup, a call
+// into the dynamic linker, at every access otherwise. What is left in it
+// when the thread exits is released by a ThreadCacheOwner, set up the first
+// time the thread keeps a view.
+struct ThreadViewCache {
+  c10::TensorImpl* views[kThreadCacheViews]; // owned references
+  size_t count;
+  bool owner_set_up;
+};
+
+namespace {
+
+thread_local ThreadViewCache t_cache{};
+
+[[gnu::noinline]] ThreadViewCache& thread_view_cache() {
+  return t_cache;
+}
+
+struct ThreadCacheOwner {
+  ~ThreadCacheOwner() {
+    while (t_cache.count > 0) {
+      ViewImpl::reclaim(t_cache.views[--t_cache.count]); // dropped here
+    }
+  }
+};
+
+void set_up_cache_owner(ThreadViewCache& cache) {
+  static thread_local ThreadCacheOwner owner;
+  (void)owner;
+  cache.owner_set_up = true;
+}
 
 struct SharedViews {
   std::mutex mutex;
@@ -100,36 +136,54 @@ SharedViews& shared_views() {
   return *pool;
 }
 
-ViewImpl take_recycled_view() {
-  if (t_recycled_views.empty()) {
+ViewImpl take_recycled_view(ThreadViewCache& cache) {
+  if (cache.count == 0) {
     SharedViews& shared = shared_views();
     std::lock_guard<std::mutex> lock(shared.mutex);
     const size_t n = std::min(shared.views.size(), kThreadCacheViews / 2);
-    for (size_t i = 0; i < n; ++i) {
-      t_recycled_views.push_back(std::move(shared.views.back()));
-      shared.views.pop_back();
-    }
     if (n == 0) {
       return ViewImpl();
     }
-  }
-  ViewImpl impl = std::move(t_recycled_views.back());
-  t_recycled_views.pop_back();
-  return impl;
-}
-
-void give_back_view(ViewImpl impl) {
-  if (t_recycled_views.size() >= kThreadCacheViews) {
-    SharedViews& shared = shared_views();
-    std::lock_guard<std::mutex> lock(shared.mutex);
-    while (t_recycled_views.size() > kThreadCacheViews / 2) {
-      if (shared.views.size() < kSharedPoolViews) {
-        shared.views.push_back(std::move(t_recycled_views.back()));
-      }
-      t_recycled_views.pop_back();
+    if (!cache.owner_set_up) {
+      set_up_cache_owner(cache);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      cache.views[cache.count++] = shared.views.back().release();
+      shared.views.pop_back();
     }
   }
-  t_recycled_views.push_back(std::move(impl));
+  return ViewImpl::reclaim(cache.views[--cache.count]);
+}
+
+void give_back_view(ViewImpl impl, ThreadViewCache& cache) {
+  if (cache.count == kThreadCacheViews) {
+    SharedViews& shared = shared_views();
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    while (cache.count > kThreadCacheViews / 2) {
+      ViewImpl spilled = ViewImpl::reclaim(cache.views[--cache.count]);
+      if (shared.views.size() < kSharedPoolViews) {
+        shared.views.push_back(std::move(spilled));
+      }
+    }
+  }
+  if (!cache.owner_set_up) {
+    set_up_cache_owner(cache);
+  }
+  cache.views[cache.count++] = impl.release();
+}
+
+// a == b for sizes or strides; ArrayRef's operator== calls memcmp, which
+// costs more than the loop for the few dimensions of a kernel's operand.
+bool same_dims(at::IntArrayRef a, at::IntArrayRef b) {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void release_device_storage(void* storage_impl) {
@@ -142,7 +196,7 @@ c10::DataPtr no_host_data() {
 
 // host_view(t) for a strided tensor of this backend (checked by the
 // caller), from a recycled view object when there is one.
-at::Tensor recycled_host_view(const at::Tensor& t) {
+at::Tensor recycled_host_view(const at::Tensor& t, ThreadViewCache& cache) {
   const c10::Storage& storage = t.storage();
   const void* device_base = storage.data_ptr().get();
   c10::DataPtr host_data = no_host_data(); // a storage without memory has no view of it
@@ -153,7 +207,7 @@ at::Tensor recycled_host_view(const at::Tensor& t) {
         &release_device_storage,
         c10::Device(c10::DeviceType::CPU));
   }
-  ViewImpl impl = take_recycled_view();
+  ViewImpl impl = take_recycled_view(cache);
   if (!impl) {
     impl = c10::make_intrusive<c10::TensorImpl>(
         c10::Storage(c10::Storage::use_byte_size_t(), 0, no_host_data(), nullptr, false),
@@ -166,7 +220,13 @@ at::Tensor recycled_host_view(const at::Tensor& t) {
   if (impl->dtype() != t.dtype()) {
     impl->set_storage_and_dtype(impl->unsafe_storage(), t.dtype());
   }
-  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  // A loop of ops on tensors of one shape gets back views of that shape:
+  // setting them again (and recomputing the contiguity flags) would cost as
+  // much as the rest of this function.
+  if (!same_dims(impl->sizes(), t.sizes()) || !same_dims(impl->strides(), t.strides()) ||
+      impl->storage_offset() != t.storage_offset()) {
+    impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  }
   impl->_set_conj(t.is_conj());
   impl->_set_neg(t.is_neg());
   return at::Tensor(std::move(impl));
@@ -185,7 +245,7 @@ at::Tensor host_view_sharing_storage(const at::Tensor& host, const at::Tensor& t
 
 // Ends a view made by recycled_host_view: keeps its objects for the next one
 // when nobody else holds them, else just lets go of it.
-void recycle_host_view(at::Tensor& view) noexcept {
+void recycle_host_view(at::Tensor& view, ThreadViewCache& cache) noexcept {
   if (!view.defined()) {
     return;
   }
@@ -200,7 +260,7 @@ void recycle_host_view(at::Tensor& view) noexcept {
       !impl->is_wrapped_number() && !impl->is_inference();
   if (unshared) {
     impl->unsafe_storage().unsafeGetStorageImpl()->set_data_ptr_noswap(no_host_data());
-    give_back_view(ViewImpl::reclaim(view.unsafeReleaseTensorImpl()));
+    give_back_view(ViewImpl::reclaim(view.unsafeReleaseTensorImpl()), cache);
   }
   view.reset();
 }
@@ -231,9 +291,10 @@ FunctionalOperands::FunctionalOperands(TensorRefs inputs) {
   if (!device.has_value()) {
     return;
   }
+  ThreadViewCache& cache = thread_view_cache();
   size_t i = 0;
   for (const at::Tensor& t : inputs) {
-    add_input(i++, t);
+    add_input(i++, t, cache);
   }
   device_ = device;
 }
@@ -251,8 +312,9 @@ FunctionalOperands::FunctionalOperands(const at::Tensor& output, TensorRefs inpu
       return;
     }
   }
-  result_ = output;
-  host_out_ = recycled_host_view(output);
+  existing_output_ = true;
+  ThreadViewCache& cache = thread_view_cache();
+  host_out_ = recycled_host_view(output, cache);
   size_t i = 0;
   for (const at::Tensor& t : inputs) {
     if (!is_cpu_scalar(t) && t.storage().is_alias_of(output.storage())) {
@@ -261,30 +323,35 @@ FunctionalOperands::FunctionalOperands(const at::Tensor& output, TensorRefs inpu
       // exactly as it would on the CPU.
       inputs_[i++] = host_view_sharing_storage(host_out_, t);
     } else {
-      add_input(i++, t);
+      add_input(i++, t, cache);
     }
   }
   device_ = output.device();
 }
 
-void FunctionalOperands::add_input(size_t i, const at::Tensor& t) {
+void FunctionalOperands::add_input(size_t i, const at::Tensor& t, ThreadViewCache& cache) {
   if (is_cpu_scalar(t)) {
     inputs_[i] = t;
   } else {
-    inputs_[i] = recycled_host_view(t);
+    inputs_[i] = recycled_host_view(t, cache);
     recycled_ |= 1u << i;
   }
 }
 
 FunctionalOperands::~FunctionalOperands() {
+  if (!host_out_.defined() &&
+      std::none_of(inputs_.begin(), inputs_.end(), [](const at::Tensor& t) { return t.defined(); })) {
+    return; // moved from (into launched work), or not native()
+  }
+  ThreadViewCache& cache = thread_view_cache();
   for (size_t i = 0; i < kMaxInputs; ++i) {
     if (recycled_ & (1u << i)) {
-      recycle_host_view(inputs_[i]);
+      recycle_host_view(inputs_[i], cache);
     } else {
       inputs_[i].reset(); // may share the output's host storage: let go of it first
     }
   }
-  recycle_host_view(host_out_);
+  recycle_host_view(host_out_, cache);
 }
 
 void FunctionalOperands::wait() const {
@@ -306,7 +373,7 @@ bool FunctionalOperands::meta_converts_inputs() const {
     }
     return *device_dtype != t.scalar_type();
   };
-  const bool existing_output = result_.defined(); // out= or in-place: host_out_ is given
+  const bool existing_output = existing_output_;
   for (size_t i = 0; i < kMaxInputs; ++i) {
     const at::Tensor& t = inputs_[i];
     if (!t.defined()) {
@@ -337,12 +404,13 @@ at::Tensor& FunctionalOperands::make_output(
     at::IntArrayRef sizes,
     at::IntArrayRef strides,
     const at::TensorOptions& options) {
-  TORCH_INTERNAL_ASSERT(native() && !result_.defined(), "make_output: not native(), or called twice");
+  TORCH_INTERNAL_ASSERT(
+      native() && !existing_output_ && !result_.defined(), "make_output: not native(), or called twice");
   const at::ScalarType dtype = c10::typeMetaToScalarType(options.dtype());
   result_ = strides.empty()
       ? empty(sizes, dtype, c10::kStrided, *device_, std::nullopt, options.memory_format_opt())
       : empty_strided(sizes, strides, dtype, c10::kStrided, *device_, std::nullopt);
-  host_out_ = recycled_host_view(result_);
+  host_out_ = recycled_host_view(result_, thread_view_cache());
   return host_out_;
 }
 

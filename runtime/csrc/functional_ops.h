@@ -45,6 +45,8 @@ namespace scaffold::runtime {
 
 using TensorRefs = std::initializer_list<std::reference_wrapper<const at::Tensor>>;
 
+struct ThreadViewCache; // functional_ops.cpp
+
 // The inputs and the output of an op that runs on host views.
 //
 // native() is true when every input is either a strided tensor of this
@@ -93,7 +95,9 @@ class FunctionalOperands {
   at::Tensor& output() {
     return host_out_;
   }
-  // The device tensor written through output().
+  // The device tensor make_output() allocated (undefined for an op writing
+  // an existing output: holding a reference to that tensor, which Python
+  // usually sees, would take the GIL to count it).
   const at::Tensor& result() const {
     return result_;
   }
@@ -128,12 +132,13 @@ class FunctionalOperands {
   }
 
  private:
-  void add_input(size_t i, const at::Tensor& t);
+  void add_input(size_t i, const at::Tensor& t, ThreadViewCache& cache);
 
   static constexpr size_t kMaxInputs = 3;
   std::optional<c10::Device> device_;
   std::array<at::Tensor, kMaxInputs> inputs_;
   unsigned recycled_ = 0; // bit i: inputs_[i] is a recycled host view
+  bool existing_output_ = false; // out= or in-place: host_out_ was given
   at::Tensor result_;
   at::Tensor host_out_;
 };
@@ -265,8 +270,10 @@ class StructuredOp final : public Structured {
   OutputKind kind_;
 };
 
-// What the three handles below share: the StructuredOp on the heap, meta()
-// on the caller, launch of impl().
+// What the three handles below share: the StructuredOp, meta() on the
+// caller, launch of impl(). The op moves into the launched work, so it lives
+// on the heap (its TensorIterator points into it) -- except when launched
+// work runs before launch() returns (launch_blocking()): then it lives here.
 template <class Structured>
 class StructuredCall {
  public:
@@ -283,8 +290,9 @@ class StructuredCall {
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Structured>) {
       // On the CPU, TensorIterator's meta() converts inputs of another dtype
       // than the common one then and there (reading them): that read must
-      // come after the work queued before it, so wait for the stream.
-      if (op_->native() && op_->meta_converts_inputs()) {
+      // come after the work queued before it, so wait for the stream (never
+      // busy when launched work runs at its launch).
+      if (op_->native() && !launch_blocking() && op_->meta_converts_inputs()) {
         op_->wait();
       }
     }
@@ -302,8 +310,13 @@ class StructuredCall {
 
  protected:
   template <class... Ctor>
-  explicit StructuredCall(Ctor&&... args)
-      : op_(std::make_unique<StructuredOp<Structured>>(std::forward<Ctor>(args)...)) {}
+  explicit StructuredCall(Ctor&&... args) {
+    if (launch_blocking()) {
+      op_ = OpPtr(&inline_op_.emplace(std::forward<Ctor>(args)...), OpDeleter{/*owned=*/false});
+    } else {
+      op_ = OpPtr(new StructuredOp<Structured>(std::forward<Ctor>(args)...), OpDeleter{/*owned=*/true});
+    }
+  }
 
   // Launches fn(op) -- fn calls impl() -- on the current stream; returns
   // the output's device tensor, which the launched work does not hold.
@@ -316,7 +329,18 @@ class StructuredCall {
     return result;
   }
 
-  std::unique_ptr<StructuredOp<Structured>> op_;
+  struct OpDeleter {
+    bool owned;
+    void operator()(StructuredOp<Structured>* op) const {
+      if (owned) {
+        delete op;
+      }
+    }
+  };
+  using OpPtr = std::unique_ptr<StructuredOp<Structured>, OpDeleter>;
+
+  std::optional<StructuredOp<Structured>> inline_op_; // declared first: outlives op_
+  OpPtr op_{nullptr, OpDeleter{false}};
   bool fits_ = true;
 };
 

@@ -42,21 +42,32 @@ void keep_error(const LaunchedWork& work, std::exception_ptr error) noexcept {
   slot.pending.store(true, std::memory_order_release);
 }
 
-// The driver's host function: runs one launched closure on the stream's
-// worker and deletes it there (dropping what it captured, e.g. the last
-// reference to a tensor Python freed meanwhile).
-void run_launched(void* user_data) noexcept {
-  std::unique_ptr<LaunchedWork> work(static_cast<LaunchedWork*>(user_data));
+// Runs one launched closure, keeping what it throws for the next
+// synchronisation.
+void run_work(LaunchedWork& work) noexcept {
   try {
     // Kernels run below autograd, as a CPU kernel reached through the
     // dispatcher does: host views carry no autograd state, and an ATen
     // helper a CPU kernel calls must not record a graph or refuse an
     // inference-mode tensor on this thread, which is in neither mode.
     c10::impl::ExcludeDispatchKeyGuard below_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
-    work->run();
+    work.run();
   } catch (...) {
-    keep_error(*work, std::current_exception());
+    keep_error(work, std::current_exception());
   }
+}
+
+// The driver's host function: runs one launched closure on the stream's
+// worker and deletes it there (dropping what it captured, e.g. the last
+// reference to a tensor Python freed meanwhile).
+void run_launched(void* user_data) noexcept {
+  std::unique_ptr<LaunchedWork> work(static_cast<LaunchedWork*>(user_data));
+  run_work(*work);
+}
+
+// The same for work the caller owns (launch_blocking()).
+void run_borrowed(void* user_data) noexcept {
+  run_work(*static_cast<LaunchedWork*>(user_data));
 }
 
 } // namespace
@@ -84,6 +95,11 @@ void launch_work(std::unique_ptr<LaunchedWork> work) {
   if (launch_blocking()) {
     check_launch_errors(device); // it already ran: report at the op
   }
+}
+
+void run_work_now(LaunchedWork& work) {
+  SCAFFOLD_DRIVER_CHECK(drvLaunchHostFunc(current_driver_stream(work.device), &run_borrowed, &work));
+  check_launch_errors(work.device); // it ran: report at the op
 }
 
 } // namespace detail

@@ -66,7 +66,15 @@ namespace detail {
 // Enqueues `work` on the current stream of work->device; the stream's worker
 // runs and then deletes it. Throws (deleting it) if the driver refuses.
 void launch_work(std::unique_ptr<LaunchedWork> work);
+// With launch_blocking(): hands `work` to the driver, which runs it before
+// returning, so it may live on the caller's stack; throws its error.
+void run_work_now(LaunchedWork& work);
 } // namespace detail
+
+// True when the driver runs every stream synchronously
+// (drvGetLaunchBlocking; SCAFFOLD_LAUNCH_BLOCKING=1 for the simulated one):
+// launched work runs before launch() returns.
+bool launch_blocking();
 
 // Enqueues `fn()` on the calling thread's current stream of `device`. `op`
 // (a string literal) names the work in error messages.
@@ -79,6 +87,14 @@ void launch(c10::DeviceIndex device, const char* op, Fn&& fn) {
     }
     std::decay_t<Fn> fn;
   };
+  if (launch_blocking()) {
+    // Runs before the driver returns: no heap object for a 16-element op.
+    Work work(std::forward<Fn>(fn));
+    work.op = op;
+    work.device = device;
+    detail::run_work_now(work);
+    return;
+  }
   auto work = std::make_unique<Work>(std::forward<Fn>(fn));
   work->op = op;
   work->device = device;
@@ -108,9 +124,5 @@ class OwnedDims {
 // since the last report (see the top of the file). Cheap when there is none:
 // the synchronisation points call it after waiting.
 void check_launch_errors(c10::DeviceIndex device);
-
-// True when SCAFFOLD_LAUNCH_BLOCKING=1: launched work runs before launch()
-// returns.
-bool launch_blocking();
 
 } // namespace scaffold::runtime
