@@ -52,7 +52,7 @@ from typing import Any
 torch: Any = None  # the worker imports it
 
 SMALL, LARGE = 16, 4 * 1024 * 1024
-ROUNDS = 3
+ROUNDS = 5
 GOALS = {"small": 1.2, "large": 1.05, "alloc": 2.0, "launch/small": 2.0, "launch/large": 1.05}
 # mode -> environment of its worker
 MODES = {

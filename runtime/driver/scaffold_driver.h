@@ -75,7 +75,9 @@ drvError_t drvSetDevice(int device);
 drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device);
 /* Waits for all work on every stream of the current device. */
 drvError_t drvDeviceSynchronize(void);
-/* 1 when every stream runs synchronously (SCAFFOLD_LAUNCH_BLOCKING=1). */
+/* 1 when every stream runs synchronously (SCAFFOLD_LAUNCH_BLOCKING=1): work
+   enqueued on a stream, drvLaunchHostFunc's included, has run when the call
+   returns. The runtime relies on it (launch.h keeps such work on its stack). */
 drvError_t drvGetLaunchBlocking(int* blocking);
 
 /* ---- Device memory ------------------------------------------------------ */
