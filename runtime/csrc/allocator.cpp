@@ -302,7 +302,7 @@ class DeviceHeap {
     if (!block->segment->small || block->size > kParkedMaxSize) {
       return false;
     }
-    parked_[block->size / kBlockGranularity - 1].push_back(block);
+    parked_list(block->size).push_back(block);
     block->parked = true;
     parked_blocks_ += 1;
     return true;
@@ -312,7 +312,7 @@ class DeviceHeap {
     if (size > kParkedMaxSize) {
       return nullptr;
     }
-    std::vector<Block*>& list = parked_[size / kBlockGranularity - 1];
+    std::vector<Block*>& list = parked_list(size);
     if (list.empty() || list.back()->segment->stream != stream) {
       return nullptr;
     }
@@ -321,6 +321,12 @@ class DeviceHeap {
     block->parked = false;
     parked_blocks_ -= 1;
     return block;
+  }
+
+  // The list of parked blocks of `size` (<= kParkedMaxSize, a multiple of
+  // kBlockGranularity).
+  std::vector<Block*>& parked_list(size_t size) {
+    return parked_[size / kBlockGranularity - 1];
   }
 
   void return_parked_to_pools() {

@@ -373,7 +373,6 @@ bool FunctionalOperands::meta_converts_inputs() const {
     }
     return *device_dtype != t.scalar_type();
   };
-  const bool existing_output = existing_output_;
   for (size_t i = 0; i < kMaxInputs; ++i) {
     const at::Tensor& t = inputs_[i];
     if (!t.defined()) {
@@ -382,14 +381,14 @@ bool FunctionalOperands::meta_converts_inputs() const {
     // Host views are recycled, or share the output's host storage; anything
     // else is a CPU scalar the kernel was given.
     const bool on_device = (recycled_ & (1u << i)) != 0 ||
-        (existing_output && t.storage().is_alias_of(host_out_.storage()));
+        (existing_output_ && t.storage().is_alias_of(host_out_.storage()));
     if (!on_device) {
       scalar_category = std::max(scalar_category, category(t.scalar_type()));
     } else if (device_operand(t)) {
       return true;
     }
   }
-  if (existing_output && device_operand(host_out_)) {
+  if (existing_output_ && device_operand(host_out_)) {
     return true;
   }
   // An integral or boolean operand: ops that compute in floating point (true

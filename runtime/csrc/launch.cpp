@@ -92,9 +92,6 @@ void launch_work(std::unique_ptr<LaunchedWork> work) {
     delete raw; // the driver did not take it
     SCAFFOLD_DRIVER_CHECK(status);
   }
-  if (launch_blocking()) {
-    check_launch_errors(device); // it already ran: report at the op
-  }
 }
 
 void run_work_now(LaunchedWork& work) {

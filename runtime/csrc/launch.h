@@ -63,8 +63,9 @@ class LaunchedWork {
 };
 
 namespace detail {
-// Enqueues `work` on the current stream of work->device; the stream's worker
-// runs and then deletes it. Throws (deleting it) if the driver refuses.
+// Without launch_blocking(): enqueues `work` on the current stream of
+// work->device; the stream's worker runs and then deletes it. Throws
+// (deleting it) if the driver refuses.
 void launch_work(std::unique_ptr<LaunchedWork> work);
 // With launch_blocking(): hands `work` to the driver, which runs it before
 // returning, so it may live on the caller's stack; throws its error.
