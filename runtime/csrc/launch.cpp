@@ -42,16 +42,20 @@ void keep_error(const LaunchedWork& work, std::exception_ptr error) noexcept {
   slot.pending.store(true, std::memory_order_release);
 }
 
+// Kernels run below autograd, as a CPU kernel reached through the
+// dispatcher does: host views carry no autograd state, and an ATen helper a
+// CPU kernel calls must not record a graph or refuse an inference-mode
+// tensor on a worker thread, which is in neither mode.
+void run_below_autograd(LaunchedWork& work) {
+  c10::impl::ExcludeDispatchKeyGuard below_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+  work.run();
+}
+
 // Runs one launched closure, keeping what it throws for the next
 // synchronisation.
 void run_work(LaunchedWork& work) noexcept {
   try {
-    // Kernels run below autograd, as a CPU kernel reached through the
-    // dispatcher does: host views carry no autograd state, and an ATen
-    // helper a CPU kernel calls must not record a graph or refuse an
-    // inference-mode tensor on this thread, which is in neither mode.
-    c10::impl::ExcludeDispatchKeyGuard below_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
-    work.run();
+    run_below_autograd(work);
   } catch (...) {
     keep_error(work, std::current_exception());
   }
@@ -65,9 +69,34 @@ void run_launched(void* user_data) noexcept {
   run_work(*work);
 }
 
-// The same for work the caller owns (launch_blocking()).
+// Work the caller owns (launch_blocking()), and what it threw: handed back
+// to run_work_now, which raises it at the op instead of keeping it for the
+// device's next synchronisation.
+struct BorrowedWork {
+  LaunchedWork* work;
+  std::exception_ptr error;
+};
+
 void run_borrowed(void* user_data) noexcept {
-  run_work(*static_cast<LaunchedWork*>(user_data));
+  auto& borrowed = *static_cast<BorrowedWork*>(user_data);
+  try {
+    run_below_autograd(*borrowed.work);
+  } catch (...) {
+    borrowed.error = std::current_exception();
+  }
+}
+
+// Rethrows `error` with `where` appended: a c10::Error keeps its type
+// (IndexError, ...) and message, anything else becomes a c10::Error.
+[[noreturn]] void rethrow_with_context(const std::exception_ptr& error, const std::string& where) {
+  try {
+    std::rethrow_exception(error);
+  } catch (c10::Error& e) {
+    e.add_context(where);
+    throw;
+  } catch (const std::exception& e) {
+    TORCH_CHECK(false, e.what(), "\n", where);
+  }
 }
 
 } // namespace
@@ -95,8 +124,14 @@ void launch_work(std::unique_ptr<LaunchedWork> work) {
 }
 
 void run_work_now(LaunchedWork& work) {
-  SCAFFOLD_DRIVER_CHECK(drvLaunchHostFunc(current_driver_stream(work.device), &run_borrowed, &work));
-  check_launch_errors(work.device); // it ran: report at the op
+  BorrowedWork borrowed{&work, nullptr};
+  SCAFFOLD_DRIVER_CHECK(drvLaunchHostFunc(current_driver_stream(work.device), &run_borrowed, &borrowed));
+  if (C10_UNLIKELY(borrowed.error != nullptr)) { // it ran: report at the op
+    rethrow_with_context(
+        borrowed.error,
+        "(raised by " + std::string(work.op) + ", a kernel launched on " + device_string(work.device) +
+            " and run at its launch: SCAFFOLD_LAUNCH_BLOCKING=1)");
+  }
 }
 
 } // namespace detail
@@ -123,14 +158,7 @@ void check_launch_errors(c10::DeviceIndex device) {
       device_string(device) + " and reported at the next synchronisation with it" +
       (dropped > 0 ? "; " + std::to_string(dropped) + " later error(s) of launched work were dropped" : "") +
       ". Run with SCAFFOLD_LAUNCH_BLOCKING=1 to raise it at the launching call.)";
-  try {
-    std::rethrow_exception(error);
-  } catch (c10::Error& e) {
-    e.add_context(where); // keeps the original type (IndexError, ...) and message
-    throw;
-  } catch (const std::exception& e) {
-    TORCH_CHECK(false, e.what(), "\n", where);
-  }
+  rethrow_with_context(error, where);
 }
 
 } // namespace scaffold::runtime
