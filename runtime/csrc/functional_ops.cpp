@@ -76,6 +76,9 @@ bool broadcast_into(at::DimVector& shape, at::IntArrayRef sizes) {
 // to it or to its storage (a view a CPU kernel kept somewhere is never
 // changed under it: it is dropped like any host view), and taking it back
 // drops its reference to the device storage at once, as destroying it would.
+// With launch blocking, views of the tensors the op's caller holds only
+// borrow their device storage (StorageRef below); a kept one is made owning
+// before it is dropped.
 
 //
 // Views are made on the calling thread and, for launched work, released on
@@ -190,22 +193,57 @@ void release_device_storage(void* storage_impl) {
   c10::intrusive_ptr<c10::StorageImpl>::reclaim(static_cast<c10::StorageImpl*>(storage_impl));
 }
 
+// The deleter of a borrowing view's host memory: nothing to release. Its
+// context is still the device StorageImpl, for make_owning().
+void borrowed_device_storage(void* /*storage_impl*/) {}
+
+// Makes a borrowing view's host memory own a reference to the device
+// storage, as a view made for launched work does from the start: for a view
+// something kept past its op, whose device tensor may be freed later.
+void make_owning(c10::StorageImpl& host_storage) {
+  c10::DataPtr& data = host_storage._mutable_data_ptr_no_checks();
+  if (data.get_deleter() == &borrowed_device_storage) {
+    c10::raw::intrusive_ptr::incref(static_cast<c10::StorageImpl*>(data.get_context()));
+    const bool swapped = data.compare_exchange_deleter(&borrowed_device_storage, &release_device_storage);
+    TORCH_INTERNAL_ASSERT(swapped);
+  }
+}
+
 c10::DataPtr no_host_data() {
   return c10::DataPtr(nullptr, c10::Device(c10::DeviceType::CPU));
 }
 
+// How a view refers to its device storage.
+enum class StorageRef : bool {
+  // Holds a reference: the view may outlive the op (launched work, which
+  // Python may free the device tensor under), or the tensor may be dropped
+  // while the view exists (a result allocated by the op).
+  Owning,
+  // Only borrows it: for a tensor the op's caller holds while the op runs
+  // -- an input, an existing output -- when launch blocking runs the work
+  // before the op returns, and the view is recycled by then. Two atomic
+  // reference count updates fewer per operand; recycle_host_view makes a
+  // view something kept owning.
+  Borrowed,
+};
+
+// The reference for a view of a tensor the op's caller holds.
+StorageRef caller_held() {
+  return launch_blocking() ? StorageRef::Borrowed : StorageRef::Owning;
+}
+
 // host_view(t) for a strided tensor of this backend (checked by the
 // caller), from a recycled view object when there is one.
-at::Tensor recycled_host_view(const at::Tensor& t, ThreadViewCache& cache) {
+at::Tensor recycled_host_view(const at::Tensor& t, ThreadViewCache& cache, StorageRef ref) {
   const c10::Storage& storage = t.storage();
   const void* device_base = storage.data_ptr().get();
   c10::DataPtr host_data = no_host_data(); // a storage without memory has no view of it
   if (device_base != nullptr) {
-    host_data = c10::DataPtr(
-        launch_host_address(device_base), // throws for memory that is not this runtime's
-        c10::Storage(storage).unsafeReleaseStorageImpl(), // keeps the device storage alive
-        &release_device_storage,
-        c10::Device(c10::DeviceType::CPU));
+    void* host = launch_host_address(device_base); // throws for memory that is not this runtime's
+    const c10::Device cpu(c10::DeviceType::CPU);
+    host_data = ref == StorageRef::Borrowed
+        ? c10::DataPtr(host, storage.unsafeGetStorageImpl(), &borrowed_device_storage, cpu)
+        : c10::DataPtr(host, c10::Storage(storage).unsafeReleaseStorageImpl(), &release_device_storage, cpu);
   }
   ViewImpl impl = take_recycled_view(cache);
   if (!impl) {
@@ -261,6 +299,8 @@ void recycle_host_view(at::Tensor& view, ThreadViewCache& cache) noexcept {
   if (unshared) {
     impl->unsafe_storage().unsafeGetStorageImpl()->set_data_ptr_noswap(no_host_data());
     give_back_view(ViewImpl::reclaim(view.unsafeReleaseTensorImpl()), cache);
+  } else {
+    make_owning(*impl->unsafe_storage().unsafeGetStorageImpl());
   }
   view.reset();
 }
@@ -314,7 +354,7 @@ FunctionalOperands::FunctionalOperands(const at::Tensor& output, TensorRefs inpu
   }
   existing_output_ = true;
   ThreadViewCache& cache = thread_view_cache();
-  host_out_ = recycled_host_view(output, cache);
+  host_out_ = recycled_host_view(output, cache, caller_held());
   size_t i = 0;
   for (const at::Tensor& t : inputs) {
     if (!is_cpu_scalar(t) && t.storage().is_alias_of(output.storage())) {
@@ -333,7 +373,7 @@ void FunctionalOperands::add_input(size_t i, const at::Tensor& t, ThreadViewCach
   if (is_cpu_scalar(t)) {
     inputs_[i] = t;
   } else {
-    inputs_[i] = recycled_host_view(t, cache);
+    inputs_[i] = recycled_host_view(t, cache, caller_held());
     recycled_ |= 1u << i;
   }
 }
@@ -409,7 +449,7 @@ at::Tensor& FunctionalOperands::make_output(
   result_ = strides.empty()
       ? empty(sizes, dtype, c10::kStrided, *device_, std::nullopt, options.memory_format_opt())
       : empty_strided(sizes, strides, dtype, c10::kStrided, *device_, std::nullopt);
-  host_out_ = recycled_host_view(result_, thread_view_cache());
+  host_out_ = recycled_host_view(result_, thread_view_cache(), StorageRef::Owning);
   return host_out_;
 }
 

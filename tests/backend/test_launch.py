@@ -8,6 +8,8 @@ give a wrong result or a call that returns too early, compared with the same com
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -296,3 +298,32 @@ def test_launch_blocking_runs_kernels_at_the_call() -> None:
     result = run_with_launch_blocking(LAUNCH_BLOCKING)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "True", "at", "the", "call", "True"]
+
+
+KEPT_VIEW = """
+import torch
+x = torch.arange(4096, dtype=torch.float32, device="foo")
+with_x = torch.foo.memory_allocated()
+kept = torch.ops.scaffold_runtime._kept_kernel_view_for_testing(x)
+del x
+torch.foo.synchronize()
+owned = torch.foo.memory_allocated() == with_x  # the kept view holds x's memory
+y = torch.full((4096,), -1.0, device="foo")  # would take x's block, were it free
+intact = kept.equal(torch.arange(4096, dtype=torch.float32))
+del kept
+torch.foo.synchronize()
+print(owned, intact, torch.foo.memory_allocated() == with_x)  # x's block is free again
+"""
+
+
+@pytest.mark.parametrize("mode", ["asynchronous", "launch blocking"])
+def test_a_host_view_a_kernel_keeps_owns_the_device_memory(mode: str) -> None:
+    """A host view a CPU kernel keeps past its op keeps the device memory alive after the device
+    tensor is freed: views for launched work own it from the start; with launch blocking, views of
+    the tensors the caller holds only borrow it while the op runs and are made owning when kept."""
+    if mode == "asynchronous":
+        result = subprocess.run([sys.executable, "-c", KEPT_VIEW], capture_output=True, text=True, timeout=120)
+    else:
+        result = run_with_launch_blocking(KEPT_VIEW)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", "True"]
