@@ -23,8 +23,10 @@ namespace {
 
 // Below this a copy is one memmove: splitting costs more than it gains.
 constexpr size_t kSplitFromBytes = size_t{1} << 20;
-// The smallest piece a helper takes.
-constexpr size_t kMinChunkBytes = size_t{256} << 10;
+// The piece the worker and the helpers claim one at a time: many pieces per
+// thread, so a helper that wakes late takes fewer of them instead of leaving
+// a whole share of the copy for the end.
+constexpr size_t kChunkBytes = size_t{256} << 10;
 // Helpers beyond the calling worker; more than this rarely adds bandwidth.
 constexpr unsigned kMaxHelpers = 7;
 
@@ -141,7 +143,7 @@ bool run_split(Job& job) {
   if (pool.size() == 0) {
     return false;
   }
-  job.chunks = std::min<size_t>(pool.size() + 1, job.size / kMinChunkBytes);
+  job.chunks = job.size / kChunkBytes;
   job.chunk = (job.size + job.chunks - 1) / job.chunks;
   return pool.run(job);
 }
