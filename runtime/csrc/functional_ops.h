@@ -63,6 +63,11 @@ struct ThreadViewCache; // functional_ops.cpp
 // The views do not wait for the stream (they are made for launched work,
 // launch.h): a kernel launches its computation with launch(), or calls
 // wait() before running it inline.
+//
+// The tensors given must outlive this object -- a kernel's own arguments
+// do. With launch blocking the views of them only borrow their device
+// storage (functional_ops.cpp, StorageRef), so a tensor made inside the
+// kernel and dropped before the op ends would leave its view dangling.
 class FunctionalOperands {
  public:
   // A functional op: the output is made by make_output().
