@@ -199,13 +199,12 @@ void borrowed_device_storage(void* /*storage_impl*/) {}
 
 // Makes a borrowing view's host memory own a reference to the device
 // storage, as a view made for launched work does from the start: for a view
-// something kept past its op, whose device tensor may be freed later.
+// that something kept past its op, whose device tensor may be freed later.
+// (An owning view, or one without memory, has another deleter: unchanged.)
 void make_owning(c10::StorageImpl& host_storage) {
   c10::DataPtr& data = host_storage._mutable_data_ptr_no_checks();
-  if (data.get_deleter() == &borrowed_device_storage) {
+  if (data.compare_exchange_deleter(&borrowed_device_storage, &release_device_storage)) {
     c10::raw::intrusive_ptr::incref(static_cast<c10::StorageImpl*>(data.get_context()));
-    const bool swapped = data.compare_exchange_deleter(&borrowed_device_storage, &release_device_storage);
-    TORCH_INTERNAL_ASSERT(swapped);
   }
 }
 
@@ -223,7 +222,7 @@ enum class StorageRef : bool {
   // -- an input, an existing output -- when launch blocking runs the work
   // before the op returns, and the view is recycled by then. Two atomic
   // reference count updates fewer per operand; recycle_host_view makes a
-  // view something kept owning.
+  // view that something kept owning.
   Borrowed,
 };
 
