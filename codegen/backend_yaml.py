@@ -30,6 +30,7 @@ from .model import (
     AutocastPolicy,
     BackendConfig,
     CustomOp,
+    DeviceGuardType,
     FallbackDefault,
     FallbackMode,
     FallbackPolicy,
@@ -54,6 +55,7 @@ VALID_KEYS = TORCHGEN_KEYS + OWN_KEYS
 LAZY_TENSOR_KEYS = ("full_codegen", "non_native", "ir_gen")
 FALLBACK_KEYS = ("default", "mode", "warn_once", "never", "explicit")
 CUSTOM_OP_KEYS = ("schema", "autograd", "cpu")
+DEVICE_GUARD_KEYS = ("type", "header")
 AUTOCAST_KEYS = tuple(policy.value for policy in AutocastPolicy)
 # The runtime registers autocast for this key only (ATen's KERNEL_PRIVATEUSEONE lists).
 AUTOCAST_BACKEND = "PrivateUse1"
@@ -304,6 +306,10 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
             f"'autograd' needs the dispatch key Autograd{backend}, which PyTorch does not have",
         )
 
+    device_guard, device_guard_type = False, None
+    if "device_guard" in entries:
+        device_guard, device_guard_type = _device_guard(reader, entries["device_guard"][1])
+
     extra_headers: tuple[str, ...] = ()
     if "extra_headers" in entries:
         extra_headers = reader.sequence(
@@ -361,7 +367,8 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
         autograd=autograd,
         symint=op_list("symint"),
         use_out_as_primary=flag("use_out_as_primary", False),
-        device_guard=flag("device_guard", False),
+        device_guard=device_guard,
+        device_guard_type=device_guard_type,
         extra_headers=extra_headers,
         fallback=fallback,
         shards=shards,
@@ -566,12 +573,41 @@ def _check_custom_op_names(custom_ops: tuple[CustomOp, ...]) -> None:
         by_kernel[kernel] = op
 
 
-def _header(reader: _Reader, node: yaml.Node) -> str:
-    header = reader.string(node, "each entry of 'extra_headers'")
+def _header(
+    reader: _Reader, node: yaml.Node, what: str = "each entry of 'extra_headers'", label: str = "extra header"
+) -> str:
+    header = reader.string(node, what)
     problem = ident.header_problem(header)
     if problem is not None:
-        raise reader.error(node, f"extra header {header} {problem}")
+        raise reader.error(node, f"{label} {header} {problem}")
     return header
+
+
+def _device_guard(reader: _Reader, node: yaml.Node) -> tuple[bool, DeviceGuardType | None]:
+    """`device_guard`: true or false as in torchgen (true: c10's device-generic guard), or the
+    runtime's own guard, `{type: my_backend::DeviceGuard, header: '"guard.h"'}`, which turns the
+    guard on."""
+    if not isinstance(node, yaml.MappingNode):
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _BOOL_TAG:
+            raise reader.error(
+                node,
+                "'device_guard' must be true, false, or the runtime's own guard as {type: ..., header: ...}",
+            )
+        return reader.boolean(node, "'device_guard'"), None
+    entries = reader.mapping(node, "'device_guard'", DEVICE_GUARD_KEYS)
+    for key in DEVICE_GUARD_KEYS:
+        if key not in entries:
+            raise reader.error(
+                node,
+                f"'device_guard' as a mapping needs '{key}'",
+                hint="device_guard: {type: my_backend::DeviceGuard, header: '\"guard.h\"'}, or true for c10's guard",
+            )
+    type_node = entries["type"][1]
+    cpp_type = reader.string(type_node, "'device_guard.type'")
+    for segment in cpp_type.removeprefix("::").split("::"):
+        reader.check_name(type_node, ident.cpp_identifier_issue(segment, f"'device_guard.type' {cpp_type}: segment"))
+    header = _header(reader, entries["header"][1], "'device_guard.header'", "'device_guard.header'")
+    return True, DeviceGuardType(cpp_type=cpp_type, header=header)
 
 
 _Choice = TypeVar("_Choice", FallbackDefault, FallbackMode)

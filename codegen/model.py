@@ -372,6 +372,20 @@ class CustomOp:
 
 
 @dataclass(frozen=True)
+class DeviceGuardType:
+    """The runtime's own device guard for the generated wrappers (`device_guard: {type, header}`),
+    as torchgen's CUDA wrappers use c10::cuda::OptionalCUDAGuard rather than c10's device-generic
+    guard, which reaches the runtime through virtual calls. Constructed from a c10::Device (a
+    factory's device) or a std::optional<c10::Device> (the first tensor's, none when undefined);
+    a device of another type must leave the current device alone."""
+
+    cpp_type: str
+    """Qualified C++ name, e.g. my_backend::DeviceGuard."""
+    header: str
+    """Its include target, written <...> or "..." as extra_headers are."""
+
+
+@dataclass(frozen=True)
 class BackendConfig:
     """A parsed backend YAML: torchgen's gen_backend_stubs keys plus scaffold-backend's own."""
 
@@ -400,6 +414,8 @@ class BackendConfig:
     autocast: tuple[AutocastEntry, ...] = ()
     """Ops added to PyTorch's autocast lists for the device (the `autocast:` section), in the
     YAML's order."""
+    device_guard_type: DeviceGuardType | None = None
+    """The guard the wrappers use when `device_guard` names one; None: c10's."""
 
     @property
     def display_path(self) -> str:

@@ -30,7 +30,7 @@ from .model import DeclarationsFile
 from .resources import is_private_directory, package_dir, user_cache_dir
 from .signatures import KernelSignature, SignatureKey
 
-_FORMAT = 1
+_FORMAT = 2
 _KEPT_FILES = 8
 """Cache files kept (one per header and torch in use): the oldest beyond these are deleted."""
 _CODE_FILES = ("model.py", "signatures.py", "schema_cache.py")

@@ -29,7 +29,7 @@ from torchgen.model import Argument, CustomClassType, FunctionSchema
 import yaml
 
 from . import ident
-from .model import BackendConfig, Declaration
+from .model import BackendConfig, Declaration, DeviceGuardType
 
 # torchgen renders a few types differently depending on per-operator flags from
 # native_functions.yaml, which the declarations header does not carry. The header's own C++
@@ -184,39 +184,53 @@ def _tensor_like(arguments: list[Argument]) -> list[str]:
     return [argument.name for argument in arguments if argument.type.is_tensor_like()]
 
 
-def _guard_statements(
-    schema: FunctionSchema, traits: OpTraits, op_name: str
-) -> list[str]:
-    """Device check and guard, with torchgen's semantics for backends that ask for them."""
+def _device_check_statements(schema: FunctionSchema, traits: OpTraits, op_name: str) -> list[str]:
+    """torchgen's device check, for backends that ask for it: every tensor argument on one
+    device."""
     arguments = schema.arguments
-    statements = []
     checked = _tensor_like(list(arguments.out) + list(arguments.flat_positional))
-    if traits.device_check and checked:
-        statements.append("std::optional<c10::Device> common_device = std::nullopt;")
-        statements.extend(
+    if not traits.device_check or not checked:
+        return []
+    return [
+        "std::optional<c10::Device> common_device = std::nullopt;",
+        *(
             f'c10::impl::check_and_update_common_device(common_device, {name}, "aten::{op_name}", "{name}");'
             for name in checked
-        )
-    if traits.device_guard:
-        guard = _device_guard_statement(schema)
-        if guard is not None:
-            statements.append(guard)
-    return statements
+        ),
+    ]
 
 
-def _device_guard_statement(schema: FunctionSchema) -> str | None:
-    """torchgen's device guard: a factory makes the requested device current while the kernel
-    allocates; any other op the device of its first tensor (self, out=, then positional)."""
+@dataclass(frozen=True)
+class GuardedDevice:
+    """The device a wrapper's guard makes current, as torchgen picks it."""
+
+    expression: str
+    """C++ of type c10::Device (`optional` false) or std::optional<c10::Device> (true)."""
+    optional: bool
+
+    def statement(self, guard_type: DeviceGuardType | None) -> str:
+        """The guard's declaration: c10's device-generic guard, or the runtime's own type."""
+        if guard_type is not None:
+            cpp_type = guard_type.cpp_type
+        else:
+            cpp_type = "c10::OptionalDeviceGuard" if self.optional else "c10::DeviceGuard"
+        return f"const {cpp_type} device_guard({self.expression});"
+
+
+def _guarded_device(schema: FunctionSchema) -> GuardedDevice | None:
+    """torchgen's choice: a factory makes the requested device current while the kernel
+    allocates; any other op the device of its first tensor (self, out=, then positional). None
+    for an op without tensors."""
     arguments = schema.arguments
     if arguments.tensor_options is not None:
-        return "const c10::DeviceGuard device_guard(c10::device_or_default(device));"
+        return GuardedDevice("c10::device_or_default(device)", optional=False)
     candidates = ([arguments.self_arg.argument] if arguments.self_arg else []) + list(
         itertools.chain(arguments.out, arguments.flat_positional)
     )
     first = next(iter(_tensor_like(candidates)), None)
     if first is None:
         return None
-    return f"const c10::OptionalDeviceGuard device_guard(at::device_of({first}));"
+    return GuardedDevice(f"at::device_of({first})", optional=True)
 
 
 @dataclass(frozen=True)
@@ -234,14 +248,17 @@ class KernelSignature:
     wrapper_arguments: str
     call_arguments: str
     """How the wrapper passes its dispatcher arguments to the kernel."""
-    guard_statements: tuple[str, ...]
-    """The device check and guard for a backend with `device_guard: true`."""
+    device_check_statements: tuple[str, ...]
+    """The device check for a backend with `device_guard` on."""
+    guarded_device: GuardedDevice | None
+    """What the device guard of such a backend makes current (None: no guard)."""
 
 
 def kernel_signature(declaration: Declaration, *, symint: bool) -> KernelSignature:
     schema = declaration.require_schema()
     found_flags, rendered_arguments = _rendering(declaration)
     flags = found_flags or _RENDERING_FLAGS[0]
+    traits = installed_op_traits().get(declaration.op_name, OpTraits())
     with _torchgen_flags(flags):
         dispatcher_signature = DispatcherSignature.from_schema(schema)
         native_signature = NativeSignature(schema, symint=symint)
@@ -267,11 +284,8 @@ def kernel_signature(declaration: Declaration, *, symint: bool) -> KernelSignatu
             wrapper_returns=dispatcher_signature.returns_type().cpp_type(),
             wrapper_arguments=", ".join(a.defn() for a in dispatcher_arguments),
             call_arguments=call_arguments,
-            guard_statements=tuple(
-                _guard_statements(
-                    schema, installed_op_traits().get(declaration.op_name, OpTraits()), declaration.op_name
-                )
-            ),
+            device_check_statements=tuple(_device_check_statements(schema, traits, declaration.op_name)),
+            guarded_device=_guarded_device(schema) if traits.device_guard else None,
         )
     return signature
 
@@ -297,7 +311,11 @@ def kernel_binding(
             signatures[key] = signature
     scope = config.cpp_namespace + (f"::{config.class_name}" if config.class_name else "")
     qualified_kernel = f"{scope}::{signature.kernel_name}"
-    body = list(signature.guard_statements) if config.device_guard else []
+    body: list[str] = []
+    if config.device_guard:
+        body += signature.device_check_statements
+        if signature.guarded_device is not None:
+            body.append(signature.guarded_device.statement(config.device_guard_type))
     body.append(f"return {qualified_kernel}({signature.call_arguments});")
     wrapper_name = ident.wrapper_name("wrapper", declaration.name)
     return KernelBinding(
@@ -416,10 +434,14 @@ def custom_kernel_binding(
     )
 
 
-def custom_op_wrapper(schema: FunctionSchema, kernel: CustomKernelBinding, wrapper_name: str) -> CustomOpWrapper:
-    """The device kernel's wrapper: the guard of the first tensor argument's device (or of the
-    `device` argument of a factory), then the kernel. An op without tensors gets no guard."""
-    guard = _device_guard_statement(schema)
+def custom_op_wrapper(
+    schema: FunctionSchema, kernel: CustomKernelBinding, wrapper_name: str, guard_type: DeviceGuardType | None
+) -> CustomOpWrapper:
+    """The device kernel's wrapper: the guard (`guard_type`, or c10's) of the first tensor
+    argument's device (or of the `device` argument of a factory), then the kernel. An op without
+    tensors gets no guard."""
+    guarded = _guarded_device(schema)
+    guard = guarded.statement(guard_type) if guarded is not None else None
     call = f"{kernel.qualified_kernel}({', '.join(kernel.argument_names)});"
     return CustomOpWrapper(
         name=wrapper_name,

@@ -10,17 +10,18 @@
 
 #include <ATen/DeviceGuard.h>
 #include <c10/core/DeviceGuard.h>
+#include "guard.h"
 #include <torch/library.h>
 
 namespace {
 
 void wrapper_for_each_add__foo(const c10::intrusive_ptr<foo::TensorQueue> & tq, const at::Tensor & inc) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(inc));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(inc));
   foo::custom_ops::for_each_add__foo(tq, inc);
 }
 
 at::Tensor wrapper_mymuladd_foo(const at::Tensor & a, const at::Tensor & b, double c) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(a));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(a));
   return foo::custom_ops::mymuladd_foo(a, b, c);
 }
 

@@ -29,6 +29,7 @@
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
+#include "guard.h"
 #include <torch/library.h>
 
 namespace {
@@ -38,17 +39,17 @@ at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_outp
   c10::impl::check_and_update_common_device(common_device, out, "aten::_log_softmax_backward_data.out", "out");
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_log_softmax_backward_data.out", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::_log_softmax_backward_data.out", "output");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(out));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
   return foo::_log_softmax_backward_data_out(grad_output, output, dim, input_dtype, out);
 }
 
 at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::abs_out(self, out);
 }
 
 at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::add(self, other, alpha);
 }
 
@@ -57,37 +58,37 @@ at::Tensor wrapper_as_strided(const at::Tensor & self, c10::SymIntArrayRef size,
 }
 
 at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::div_(self, other);
 }
 
 at::Tensor wrapper_empty_memory_format(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory, ::std::optional<at::MemoryFormat> memory_format) {
-  const c10::DeviceGuard device_guard(c10::device_or_default(device));
+  const scaffold::runtime::DeviceGuard device_guard(c10::device_or_default(device));
   return foo::empty(C10_AS_INTARRAYREF_SLOW(size), dtype, layout, device, pin_memory, memory_format);
 }
 
 at::Tensor wrapper_empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
-  const c10::DeviceGuard device_guard(c10::device_or_default(device));
+  const scaffold::runtime::DeviceGuard device_guard(c10::device_or_default(device));
   return foo::empty_strided(C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), dtype, layout, device, pin_memory);
 }
 
 at::Tensor & wrapper_fill__Scalar(at::Tensor & self, const at::Scalar & value) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::fill_(self, value);
 }
 
 at::Tensor & wrapper_index_Tensor_out(const at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::index_out(self, indices, out);
 }
 
 ::std::tuple<at::Tensor &,at::Tensor &> wrapper_max_dim_max(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & max, at::Tensor & max_values) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::max_out(self, dim, keepdim, max, max_values);
 }
 
 at::Tensor & wrapper_maximum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::maximum_out(self, other, out);
 }
 
@@ -96,47 +97,47 @@ at::Tensor & wrapper_mm_out(const at::Tensor & self, const at::Tensor & mat2, at
   c10::impl::check_and_update_common_device(common_device, out, "aten::mm.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::mm.out", "self");
   c10::impl::check_and_update_common_device(common_device, mat2, "aten::mm.out", "mat2");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mm_out(self, mat2, out);
 }
 
 at::Tensor & wrapper_mse_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mse_loss_out(self, target, reduction, out);
 }
 
 at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mul(self, other);
 }
 
 at::Tensor wrapper_neg(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::neg(self);
 }
 
 at::Tensor & wrapper_neg_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::neg_out(self, out);
 }
 
 at::Tensor & wrapper_neg_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::neg_(self);
 }
 
 at::Tensor wrapper_relu(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::relu(self);
 }
 
 at::Tensor wrapper_rsqrt(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::rsqrt(self);
 }
 
 at::Tensor & wrapper_rsqrt_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::rsqrt_(self);
 }
 
@@ -145,12 +146,12 @@ at::Tensor & wrapper_set__source_Tensor(at::Tensor & self, const at::Tensor & so
 }
 
 at::Tensor wrapper_sigmoid(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sigmoid(self);
 }
 
 at::Tensor & wrapper_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sigmoid_out(self, out);
 }
 
@@ -159,17 +160,17 @@ at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output,
   c10::impl::check_and_update_common_device(common_device, grad_input, "aten::sigmoid_backward.grad_input", "grad_input");
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::sigmoid_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::sigmoid_backward.grad_input", "output");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(grad_input));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
   return foo::sigmoid_backward_out(grad_output, output, grad_input);
 }
 
 at::Tensor & wrapper_sin_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sin_(self);
 }
 
 at::Tensor & wrapper_tanh_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::tanh_(self);
 }
 

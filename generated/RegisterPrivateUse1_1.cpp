@@ -28,12 +28,13 @@
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
+#include "guard.h"
 #include <torch/library.h>
 
 namespace {
 
 at::Tensor wrapper__copy_from_and_resize(const at::Tensor & self, const at::Tensor & dst) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_copy_from_and_resize(self, dst);
 }
 
@@ -42,12 +43,12 @@ at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, 
   c10::impl::check_and_update_common_device(common_device, grad_input, "aten::_softmax_backward_data.out", "grad_input");
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_softmax_backward_data.out", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::_softmax_backward_data.out", "output");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(grad_input));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
   return foo::_softmax_backward_data_out(grad_output, output, dim, input_dtype, grad_input);
 }
 
 at::Tensor wrapper_abs(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::abs(self);
 }
 
@@ -56,17 +57,17 @@ at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::
   c10::impl::check_and_update_common_device(common_device, input, "aten::convolution_overrideable", "input");
   c10::impl::check_and_update_common_device(common_device, weight, "aten::convolution_overrideable", "weight");
   c10::impl::check_and_update_common_device(common_device, bias, "aten::convolution_overrideable", "bias");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(input));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
   return foo::convolution_overrideable(input, weight, bias, C10_AS_INTARRAYREF_SLOW(stride), C10_AS_INTARRAYREF_SLOW(padding), C10_AS_INTARRAYREF_SLOW(dilation), transposed, C10_AS_INTARRAYREF_SLOW(output_padding), groups.guard_int(__FILE__, __LINE__));
 }
 
 at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::div(self, other);
 }
 
 at::Tensor wrapper_exp(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::exp(self);
 }
 
@@ -75,22 +76,22 @@ at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::
   c10::impl::check_and_update_common_device(common_device, out, "aten::gather.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::gather.out", "self");
   c10::impl::check_and_update_common_device(common_device, index, "aten::gather.out", "index");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::gather_out(self, dim, index, sparse_grad, out);
 }
 
 at::Tensor & wrapper_log_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::log_(self);
 }
 
 at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mse_loss(self, target, reduction);
 }
 
 at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mul_(self, other);
 }
 
@@ -102,7 +103,7 @@ at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output
   c10::impl::check_and_update_common_device(common_device, target, "aten::nll_loss_backward.grad_input", "target");
   c10::impl::check_and_update_common_device(common_device, weight, "aten::nll_loss_backward.grad_input", "weight");
   c10::impl::check_and_update_common_device(common_device, total_weight, "aten::nll_loss_backward.grad_input", "total_weight");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::nll_loss_backward_out(grad_output, self, target, weight, reduction, ignore_index.guard_int(__FILE__, __LINE__), total_weight, grad_input);
 }
 
@@ -113,22 +114,22 @@ at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output
   c10::impl::check_and_update_common_device(common_device, self, "aten::nll_loss_forward.output", "self");
   c10::impl::check_and_update_common_device(common_device, target, "aten::nll_loss_forward.output", "target");
   c10::impl::check_and_update_common_device(common_device, weight, "aten::nll_loss_forward.output", "weight");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::nll_loss_forward_out(self, target, weight, reduction, ignore_index.guard_int(__FILE__, __LINE__), output, total_weight);
 }
 
 at::Tensor & wrapper_normal_(at::Tensor & self, double mean, double std, ::std::optional<at::Generator> generator) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::normal_(self, mean, std, generator);
 }
 
 at::Tensor & wrapper_pow_Tensor_Scalar_out(const at::Tensor & self, const at::Scalar & exponent, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::pow_out(self, exponent, out);
 }
 
 at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::rsqrt_out(self, out);
 }
 
@@ -138,17 +139,17 @@ at::Tensor & wrapper_scatter_add_out(const at::Tensor & self, int64_t dim, const
   c10::impl::check_and_update_common_device(common_device, self, "aten::scatter_add.out", "self");
   c10::impl::check_and_update_common_device(common_device, index, "aten::scatter_add.out", "index");
   c10::impl::check_and_update_common_device(common_device, src, "aten::scatter_add.out", "src");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::scatter_add_out(self, dim, index, src, out);
 }
 
 at::Tensor wrapper_sqrt(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sqrt(self);
 }
 
 at::Tensor & wrapper_tanh_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::tanh_out(self, out);
 }
 
@@ -157,12 +158,12 @@ at::Tensor wrapper_unfold(const at::Tensor & self, int64_t dimension, int64_t si
 }
 
 at::Tensor & wrapper_uniform_(at::Tensor & self, double from, double to, ::std::optional<at::Generator> generator) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::uniform_(self, from, to, generator);
 }
 
 at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::where_out(condition, self, other, out);
 }
 

@@ -35,19 +35,20 @@
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
+#include "guard.h"
 #include <torch/library.h>
 
 namespace {
 
 at::Tensor wrapper__efficientzerotensor(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
-  const c10::DeviceGuard device_guard(c10::device_or_default(device));
+  const scaffold::runtime::DeviceGuard device_guard(c10::device_or_default(device));
   return foo::_efficientzerotensor(C10_AS_INTARRAYREF_SLOW(size), dtype, layout, device, pin_memory);
 }
 
 at::Scalar wrapper__local_scalar_dense(const at::Tensor & self) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::_local_scalar_dense", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_local_scalar_dense(self);
 }
 
@@ -55,17 +56,17 @@ at::Tensor & wrapper__softmax_out(const at::Tensor & self, int64_t dim, bool hal
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::_softmax.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::_softmax.out", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_softmax_out(self, dim, half_to_float, out);
 }
 
 at::Tensor & wrapper_abs_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::abs_(self);
 }
 
 at::Tensor & wrapper_add__Tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::add_(self, other, alpha);
 }
 
@@ -73,7 +74,7 @@ at::Tensor & wrapper_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::amax.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::amax.out", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::amax_out(self, dim, keepdim, out);
 }
 
@@ -81,7 +82,7 @@ at::Tensor & wrapper_argmax_out(const at::Tensor & self, ::std::optional<int64_t
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::argmax.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::argmax.out", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::argmax_out(self, dim, keepdim, out);
 }
 
@@ -89,12 +90,12 @@ at::Tensor & wrapper_cat_out(const at::ITensorListRef & tensors, int64_t dim, at
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::cat.out", "out");
   c10::impl::check_and_update_common_device(common_device, tensors, "aten::cat.out", "tensors");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(out));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
   return foo::cat_out(tensors, dim, out);
 }
 
 at::Tensor & wrapper_clamp_out(const at::Tensor & self, const ::std::optional<at::Scalar> & min, const ::std::optional<at::Scalar> & max, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::clamp_out(self, min, max, out);
 }
 
@@ -103,27 +104,27 @@ at::Tensor & wrapper_clamp_out(const at::Tensor & self, const ::std::optional<at
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::convolution_backward_overrideable", "grad_output");
   c10::impl::check_and_update_common_device(common_device, input, "aten::convolution_backward_overrideable", "input");
   c10::impl::check_and_update_common_device(common_device, weight, "aten::convolution_backward_overrideable", "weight");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(grad_output));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
   return foo::convolution_backward_overrideable(grad_output, input, weight, C10_AS_INTARRAYREF_SLOW(stride), C10_AS_INTARRAYREF_SLOW(padding), C10_AS_INTARRAYREF_SLOW(dilation), transposed, C10_AS_INTARRAYREF_SLOW(output_padding), groups.guard_int(__FILE__, __LINE__), output_mask);
 }
 
 at::Tensor & wrapper_cos_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::cos_out(self, out);
 }
 
 at::Tensor & wrapper_cos_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::cos_(self);
 }
 
 at::Tensor & wrapper_exp_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::exp_(self);
 }
 
 at::Tensor & wrapper_gelu_out(const at::Tensor & self, c10::string_view approximate, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::gelu_out(self, approximate, out);
 }
 
@@ -132,7 +133,7 @@ at::Tensor & wrapper_gelu_backward_grad_input(const at::Tensor & grad_output, co
   c10::impl::check_and_update_common_device(common_device, grad_input, "aten::gelu_backward.grad_input", "grad_input");
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::gelu_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::gelu_backward.grad_input", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::gelu_backward_out(grad_output, self, approximate, grad_input);
 }
 
@@ -140,37 +141,37 @@ at::Tensor wrapper_index_select(const at::Tensor & self, int64_t dim, const at::
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::index_select", "self");
   c10::impl::check_and_update_common_device(common_device, index, "aten::index_select", "index");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::index_select(self, dim, index);
 }
 
 at::Tensor wrapper_log(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::log(self);
 }
 
 at::Tensor & wrapper_log_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::log_out(self, out);
 }
 
 at::Tensor & wrapper_masked_fill__Scalar(at::Tensor & self, const at::Tensor & mask, const at::Scalar & value) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::masked_fill_(self, mask, value);
 }
 
 at::Tensor & wrapper_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mean_out(self, dim, keepdim, dtype, out);
 }
 
 at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mul_out(self, other, out);
 }
 
 at::Tensor & wrapper_relu_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::relu_(self);
 }
 
@@ -181,7 +182,7 @@ const at::Tensor & wrapper_resize_(const at::Tensor & self, c10::SymIntArrayRef 
 at::Tensor & wrapper_set_(at::Tensor & self) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::set_", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::set_(self);
 }
 
@@ -190,27 +191,27 @@ at::Tensor & wrapper_set__source_Storage_storage_offset(at::Tensor & self, at::S
 }
 
 at::Tensor & wrapper_sigmoid_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sigmoid_(self);
 }
 
 at::Tensor wrapper_sin(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sin(self);
 }
 
 at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sin_out(self, out);
 }
 
 at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sub(self, other, alpha);
 }
 
 at::Tensor & wrapper_sub_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sub_out(self, other, alpha, out);
 }
 
@@ -219,7 +220,7 @@ at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, co
   c10::impl::check_and_update_common_device(common_device, grad_input, "aten::tanh_backward.grad_input", "grad_input");
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::tanh_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::tanh_backward.grad_input", "output");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(grad_input));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
   return foo::tanh_backward_out(grad_output, output, grad_input);
 }
 
@@ -228,14 +229,14 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
   c10::impl::check_and_update_common_device(common_device, grad_input, "aten::threshold_backward.grad_input", "grad_input");
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::threshold_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::threshold_backward.grad_input", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::threshold_backward_out(grad_output, self, threshold, grad_input);
 }
 
 at::Tensor wrapper_view_as_real(const at::Tensor & self) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::view_as_real", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::view_as_real(self);
 }
 

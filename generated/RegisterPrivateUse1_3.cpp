@@ -30,12 +30,13 @@
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
+#include "guard.h"
 #include <torch/library.h>
 
 namespace {
 
 at::Tensor wrapper__copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_copy_from(self, dst, non_blocking);
 }
 
@@ -43,7 +44,7 @@ at::Tensor & wrapper__log_softmax_out(const at::Tensor & self, int64_t dim, bool
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::_log_softmax.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::_log_softmax.out", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_log_softmax_out(self, dim, half_to_float, out);
 }
 
@@ -52,7 +53,7 @@ at::Tensor wrapper__reshape_alias(const at::Tensor & self, c10::SymIntArrayRef s
 }
 
 at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::add_out(self, other, alpha, out);
 }
 
@@ -62,7 +63,7 @@ at::Tensor & wrapper_addmm_out(const at::Tensor & self, const at::Tensor & mat1,
   c10::impl::check_and_update_common_device(common_device, self, "aten::addmm.out", "self");
   c10::impl::check_and_update_common_device(common_device, mat1, "aten::addmm.out", "mat1");
   c10::impl::check_and_update_common_device(common_device, mat2, "aten::addmm.out", "mat2");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::addmm_out(self, mat1, mat2, beta, alpha, out);
 }
 
@@ -71,32 +72,32 @@ at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, a
   c10::impl::check_and_update_common_device(common_device, out, "aten::bmm.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::bmm.out", "self");
   c10::impl::check_and_update_common_device(common_device, mat2, "aten::bmm.out", "mat2");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::bmm_out(self, mat2, out);
 }
 
 at::Tensor wrapper_cos(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::cos(self);
 }
 
 at::Tensor & wrapper_div_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::div_out(self, other, out);
 }
 
 at::Tensor & wrapper_eq_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::eq_out(self, other, out);
 }
 
 at::Tensor & wrapper_exp_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::exp_out(self, out);
 }
 
 at::Tensor & wrapper_gt_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::gt_out(self, other, out);
 }
 
@@ -105,12 +106,12 @@ at::Tensor & wrapper_index_select_out(const at::Tensor & self, int64_t dim, cons
   c10::impl::check_and_update_common_device(common_device, out, "aten::index_select.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::index_select.out", "self");
   c10::impl::check_and_update_common_device(common_device, index, "aten::index_select.out", "index");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::index_select_out(self, dim, index, out);
 }
 
 at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::maximum(self, other);
 }
 
@@ -122,32 +123,32 @@ at::Tensor & wrapper_silu_out(const at::Tensor & self, at::Tensor & out) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::silu.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::silu.out", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::silu_out(self, out);
 }
 
 at::Tensor & wrapper_sqrt_out(const at::Tensor & self, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sqrt_out(self, out);
 }
 
 at::Tensor & wrapper_sqrt_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sqrt_(self);
 }
 
 at::Tensor & wrapper_sub__Tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sub_(self, other, alpha);
 }
 
 at::Tensor & wrapper_sum_IntList_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sum_out(self, dim, keepdim, dtype, out);
 }
 
 at::Tensor wrapper_tanh(const at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::tanh(self);
 }
 
@@ -158,17 +159,17 @@ at::Tensor wrapper_view(const at::Tensor & self, c10::SymIntArrayRef size) {
 at::Tensor wrapper_view_as_complex(const at::Tensor & self) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::view_as_complex", "self");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::view_as_complex(self);
 }
 
 at::Tensor wrapper_where_self(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::where(condition, self, other);
 }
 
 at::Tensor & wrapper_zero_(at::Tensor & self) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::zero_(self);
 }
 

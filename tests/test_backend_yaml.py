@@ -10,7 +10,7 @@ from scaffold_testing import INSTALLED_TORCH
 from scaffold_backend.backend_yaml import parse_backend_yaml
 from scaffold_backend.errors import BackendYamlError
 from scaffold_backend.inputs import load_declarations
-from scaffold_backend.model import FallbackDefault, FallbackMode
+from scaffold_backend.model import DeviceGuardType, FallbackDefault, FallbackMode
 from scaffold_backend.selection import OpStatus, select
 
 HEAD = "backend: PrivateUse1\ncpp_namespace: foo\n"
@@ -47,6 +47,16 @@ def test_torchgen_gen_backend_stubs_yaml_is_accepted() -> None:
     assert config.use_out_as_primary and not config.device_guard
     assert config.fallback.default is FallbackDefault.CPU and config.fallback.warn_once
     assert config.fallback.mode is FallbackMode.COPY
+
+
+def test_device_guard_of_the_runtime() -> None:
+    """`device_guard` as a mapping names the runtime's own guard type and turns the guard on;
+    true keeps c10's."""
+    config = parse(HEAD + "device_guard:\n  type: my_backend::DeviceGuard\n  header: '\"guard.h\"'\n")
+    assert config.device_guard
+    assert config.device_guard_type == DeviceGuardType(cpp_type="my_backend::DeviceGuard", header='"guard.h"')
+    plain = parse(HEAD + "device_guard: true\n")
+    assert plain.device_guard and plain.device_guard_type is None
 
 
 def test_own_keys() -> None:
@@ -87,7 +97,11 @@ def test_fallback_mode() -> None:
         (HEAD + "supported: abs\n", "b.yaml:3: 'supported' must be a list"),
         (HEAD + "supported:\n- abs\n- 3\n", "b.yaml:5: every entry of 'supported' must be an operator name such as add.out"),
         (HEAD + "supported:\n- add out\n", "b.yaml:4: 'add out' in 'supported' is not an operator name (expected e.g. add.Tensor, abs)"),
-        (HEAD + "device_guard: maybe\n", "b.yaml:3: 'device_guard' must be true or false"),
+        (HEAD + "device_guard: maybe\n", "b.yaml:3: 'device_guard' must be true, false, or the runtime's own guard as {type: ..., header: ...}"),
+        (HEAD + "device_guard:\n  type: foo::Guard\n", "b.yaml:4: 'device_guard' as a mapping needs 'header'\n  hint: device_guard: {type: my_backend::DeviceGuard, header: '\"guard.h\"'}, or true for c10's guard"),
+        (HEAD + "device_guard:\n  type: foo::Guard\n  header: guard.h\n", "b.yaml:5: 'device_guard.header' guard.h must be written <path/to/header.h> or \"path/to/header.h\""),
+        (HEAD + "device_guard:\n  type: foo::9Guard\n  header: <guard.h>\n", "b.yaml:4: 'device_guard.type' foo::9Guard: segment '9Guard' is not a C++ identifier (letters, digits and _, not starting with a digit)"),
+        (HEAD + "device_guard:\n  type: foo::Guard\n  header: <guard.h>\n  extra: 1\n", "b.yaml:6: unknown key 'extra' in 'device_guard'\n  hint: valid keys: type, header"),
         (HEAD + "shards: 0\n", "b.yaml:3: 'shards' must be between 1 and 256"),
         (HEAD + "extra_headers: ['foo.h']\n", 'b.yaml:3: extra header foo.h must be written <path/to/header.h> or "path/to/header.h"'),
         (HEAD + "fallback:\n  default: gpu\n", "b.yaml:4: 'fallback.default' must be one of ['cpu', 'error'], got 'gpu'"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -117,6 +118,32 @@ def test_adding_an_op_creates_one_stub_and_keeps_the_others(tmp_path: Path, cli_
     # The new group's header, the umbrella header, one shard, the build list and the manifest.
     assert changed == {"native/mm.h", "PrivateUse1NativeFunctions.h", "RegisterPrivateUse1_1.cpp",
                        "sources.cmake", "scaffold_manifest.json"}
+
+
+def test_the_runtimes_own_device_guard_replaces_c10s(tmp_path: Path, cli_run: CliRun) -> None:
+    """`device_guard: {type, header}`: every wrapper that had c10's guard declares the runtime's
+    type instead, on the same device, and each file using it includes its header."""
+    root = project(tmp_path)
+    assert generate(cli_run, root).exit_code == 0
+    plain = tree(root / "generated")
+    yaml_text = SMALL_YAML.read_text()
+    assert "device_guard: true\n" in yaml_text
+    (root / "backend.yaml").write_text(
+        yaml_text.replace("device_guard: true\n", "device_guard:\n  type: tiny::Guard\n  header: '\"tiny_guard.h\"'\n")
+    )
+    assert generate(cli_run, root).exit_code == 0
+    own = tree(root / "generated")
+    shards = [name for name in plain if name.startswith("RegisterPrivateUse1_")]
+    assert shards
+    for name in shards:
+        before, after = plain[name].decode(), own[name].decode()
+        guards = before.count("const c10::OptionalDeviceGuard device_guard(") + before.count("const c10::DeviceGuard device_guard(")
+        assert guards > 0
+        assert after.count("const tiny::Guard device_guard(") == guards
+        assert "c10::OptionalDeviceGuard" not in after and "const c10::DeviceGuard" not in after
+        guard = re.compile(r"const (c10::OptionalDeviceGuard|c10::DeviceGuard|tiny::Guard) device_guard\(")
+        assert guard.sub("GUARD(", after.replace('#include "tiny_guard.h"\n', "")) == guard.sub("GUARD(", before)
+        assert '#include "tiny_guard.h"\n' in after
 
 
 def test_hand_edited_generated_file_is_not_overwritten(tmp_path: Path, cli_run: CliRun) -> None:

@@ -26,7 +26,7 @@ from torchgen.model import CustomClassType, FunctionSchema, SchemaKind
 
 from .. import ident
 from ..kernel_file import KernelFile, StubFileArguments, StubKernel, render_kernel_file
-from ..model import CustomOp
+from ..model import BackendConfig, CustomOp
 from ..outputs import CUSTOM_CLASS_DIRECTORY, OutputFile, Owner
 from ..paths import CUSTOM_OPS_DIR
 from ..render import render
@@ -44,6 +44,12 @@ PYTHON_MACROS = ("codegen/macros/python_stub.j2", "python_stub")
 PYTHON_CLOSING = "# scaffold-backend adds the functions of new overloads above this line."
 # What the device kernels' guards need: at::device_of and c10::OptionalDeviceGuard.
 GUARD_INCLUDES = ("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>")
+
+
+def guard_includes(config: BackendConfig) -> list[str]:
+    """GUARD_INCLUDES, and the header of the runtime's own guard when the YAML names one."""
+    own = [config.device_guard_type.header] if config.device_guard_type is not None else []
+    return [*GUARD_INCLUDES, *own]
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,9 @@ def custom_op_bindings(context: EmitContext) -> list[CustomOpBinding]:
         device_kernel = custom_kernel_binding(op.schema, f"{stem}_{device}", scope, classes)
         wrapper = None
         if context.config.device_guard:
-            wrapper = custom_op_wrapper(op.schema, device_kernel, f"wrapper_{stem}_{device}")
+            wrapper = custom_op_wrapper(
+                op.schema, device_kernel, f"wrapper_{stem}_{device}", context.config.device_guard_type
+            )
         bindings.append(
             CustomOpBinding(
                 op=op,
@@ -184,7 +192,7 @@ def emit_custom_op_files(context: EmitContext) -> list[OutputFile]:
                 banner=banner,
                 namespace=namespace,
                 header=HEADER_FILE,
-                guard_includes=list(GUARD_INCLUDES) if wrappers else [],
+                guard_includes=guard_includes(config) if wrappers else [],
                 wrappers=wrappers,
                 registrations=[
                     (

@@ -33,6 +33,8 @@ def _render(
     includes += list(config.extra_headers)
     if config.device_guard and kernels:
         includes += DEVICE_GUARD_INCLUDES
+        if config.device_guard_type is not None:
+            includes.append(config.device_guard_type.header)
     includes.append("<torch/library.h>")
     return render(
         "codegen/Register.cpp.j2",

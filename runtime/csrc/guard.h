@@ -1,10 +1,16 @@
 // c10's device guard interface for PrivateUse1: how generic PyTorch code
 // (c10::DeviceGuard, torch.Stream, torch.Event, torch.<backend>.device(...))
 // switches devices and streams on this backend. Pure forwarding to device.h
-// and stream.h; registered in registration.cpp.
+// and stream.h; registered in registration.cpp. And DeviceGuard, the guard
+// the generated kernel wrappers use.
 #pragma once
 
+#include <optional>
+
+#include <c10/core/Device.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include "device.h"
 
 namespace scaffold::runtime {
 
@@ -48,6 +54,48 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   // torch.accelerator.get_device_capability: every dtype (kernels run ATen's
   // CPU kernels, which cover them all).
   c10::DeviceCapability getDeviceCapability(c10::Device device) const override;
+};
+
+// The device guard of the generated kernel wrappers (the backend YAML's
+// `device_guard.type`): makes the op's device current while its kernel runs
+// and restores the previous one after, as c10::DeviceGuard and
+// c10::OptionalDeviceGuard would -- without their virtual calls through
+// DeviceGuardImplInterface, two per op (torchgen's CUDA wrappers use
+// c10::cuda::OptionalCUDAGuard for the same reason). A device of another
+// type (an op's first tensor may be a CPU scalar), none (an undefined
+// optional tensor) or one without an index leaves the current device as it
+// is, as c10's guards do for a CPU device.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(c10::Device device) {
+    enter(device);
+  }
+  explicit DeviceGuard(const std::optional<c10::Device>& device) {
+    if (device.has_value()) {
+      enter(*device);
+    }
+  }
+  ~DeviceGuard() {
+    if (original_ != kUnchanged) {
+      set_device_unchecked(original_);
+    }
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  static constexpr c10::DeviceIndex kUnchanged = -1;
+
+  void enter(c10::Device device) {
+    if (device.type() == c10::DeviceType::PrivateUse1 && device.has_index()) {
+      const c10::DeviceIndex previous = exchange_device(device.index()); // validates
+      if (previous != device.index()) {
+        original_ = previous;
+      }
+    }
+  }
+
+  c10::DeviceIndex original_ = kUnchanged;
 };
 
 } // namespace scaffold::runtime
