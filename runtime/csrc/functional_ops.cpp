@@ -89,6 +89,7 @@ bool broadcast_into(at::DimVector& shape, at::IntArrayRef sizes) {
 
 constexpr size_t kThreadCacheViews = 32;
 constexpr size_t kSharedPoolViews = 256;
+constexpr size_t kStickyViews = 4;
 
 using ViewImpl = c10::intrusive_ptr<c10::TensorImpl>;
 
@@ -105,6 +106,21 @@ struct ThreadViewCache {
   c10::TensorImpl* views[kThreadCacheViews]; // owned references
   size_t count;
   bool owner_set_up;
+  // The last borrowing views handed out, by the device tensor they show
+  // (sticky_host_view below).
+  struct Sticky {
+    // What the view was made from. Only compared, never followed: the
+    // device tensor may be gone by the time it is looked for again.
+    const c10::TensorImpl* device_impl;
+    const c10::StorageImpl* device_storage;
+    const void* device_base;
+    // What it was made as (a kernel may have changed the view itself).
+    const c10::StorageImpl* host_storage;
+    const void* host_base;
+    c10::TensorImpl* view; // owned reference; null: a free entry
+  };
+  Sticky sticky[kStickyViews];
+  size_t next_sticky; // round-robin replacement
 };
 
 namespace {
@@ -119,6 +135,11 @@ struct ThreadCacheOwner {
   ~ThreadCacheOwner() {
     while (t_cache.count > 0) {
       ViewImpl::reclaim(t_cache.views[--t_cache.count]); // dropped here
+    }
+    for (ThreadViewCache::Sticky& entry : t_cache.sticky) {
+      if (entry.view != nullptr) {
+        ViewImpl::reclaim(std::exchange(entry.view, nullptr)); // borrowing: releases no device memory
+      }
     }
   }
 };
@@ -304,6 +325,112 @@ void recycle_host_view(at::Tensor& view, ThreadViewCache& cache) noexcept {
   view.reset();
 }
 
+// ---- Sticky host views (launch blocking) --------------------------------------
+//
+// A loop of ops on the same tensors (an optimizer's updates, x.add_(y) in a
+// loop) asks for host views of the same device tensors op after op. With
+// launch blocking, where views of the tensors the caller holds only borrow
+// their device storage, the thread keeps its last few such views with the
+// device tensor each was made for, and hands one back unchanged when that
+// tensor has not changed since: the same storage, data, sizes, strides,
+// offset, dtype and conj/neg bits -- everything recycled_host_view would
+// set -- and the view itself as it was made (a kernel may have resized or
+// re-pointed it). That skips the address translation and re-pointing of a
+// recycled view. A kept view holds no reference to device memory, so it
+// keeps none alive; the device-side pointers it is filed under are only
+// compared, and a tensor freed and replaced by one at the same addresses with
+// the same layout would be shown correctly by it anyway.
+
+// True when nothing but the sticky cache holds `view` (and its storage), and
+// it is still a plain host view (as recycle_host_view requires).
+bool idle(c10::TensorImpl& view) {
+  return c10::raw::intrusive_ptr::use_count(&view) == 1 && c10::raw::weak_intrusive_ptr::use_count(&view) == 1 &&
+      view.unsafe_storage().use_count() == 1 && view.pyobj_slot()->load_pyobj() == nullptr &&
+      view.allow_tensor_metadata_change() && view.autograd_meta() == nullptr && !view.is_wrapped_number() &&
+      !view.is_inference();
+}
+
+// True when `entry`'s view shows `t` exactly as recycled_host_view would.
+bool still_shows(const ThreadViewCache::Sticky& entry, const c10::TensorImpl& t, const c10::StorageImpl& storage) {
+  const c10::TensorImpl& view = *entry.view;
+  const c10::StorageImpl& host = *view.unsafe_storage().unsafeGetStorageImpl();
+  return entry.device_storage == &storage && entry.device_base == storage.data_ptr().get() &&
+      entry.host_storage == &host && entry.host_base == host.data_ptr().get() &&
+      host.data_ptr().get_deleter() == &borrowed_device_storage && host.nbytes() == storage.nbytes() &&
+      view.dtype() == t.dtype() && same_dims(view.sizes(), t.sizes()) && same_dims(view.strides(), t.strides()) &&
+      view.storage_offset() == t.storage_offset() && view.is_conj() == t.is_conj() && view.is_neg() == t.is_neg();
+}
+
+// Drops a sticky entry: its view goes back to the recycled ones (or, when
+// something holds it, becomes owning and is let go).
+void forget_sticky(ThreadViewCache::Sticky& entry, ThreadViewCache& cache) noexcept {
+  at::Tensor view(ViewImpl::reclaim(std::exchange(entry.view, nullptr)));
+  recycle_host_view(view, cache);
+}
+
+// A borrowing host view of `t` (a strided tensor of this backend that the
+// op's caller holds, with launch blocking), from the sticky ones when one
+// still shows it. `*sticky` says whether it is one: end it with
+// end_sticky_use, else with recycle_host_view.
+at::Tensor sticky_host_view(const at::Tensor& t, ThreadViewCache& cache, bool* sticky) {
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  const c10::StorageImpl& storage = *impl->unsafe_storage().unsafeGetStorageImpl();
+  ThreadViewCache::Sticky* slot = nullptr;
+  for (ThreadViewCache::Sticky& entry : cache.sticky) {
+    if (entry.view != nullptr && entry.device_impl == impl) {
+      if (!still_shows(entry, *impl, storage)) {
+        forget_sticky(entry, cache);
+        slot = &entry;
+        break;
+      }
+      if (c10::raw::intrusive_ptr::use_count(entry.view) != 1) {
+        // In use by this op already (torch.add(x, x)): a second view.
+        *sticky = false;
+        return recycled_host_view(t, cache, StorageRef::Borrowed);
+      }
+      *sticky = true;
+      c10::raw::intrusive_ptr::incref(entry.view);
+      return at::Tensor(ViewImpl::reclaim(entry.view));
+    }
+  }
+  at::Tensor view = recycled_host_view(t, cache, StorageRef::Borrowed);
+  if (slot == nullptr) {
+    slot = &cache.sticky[cache.next_sticky];
+    cache.next_sticky = (cache.next_sticky + 1) % kStickyViews;
+    if (slot->view != nullptr) {
+      forget_sticky(*slot, cache);
+    }
+  }
+  if (!cache.owner_set_up) {
+    set_up_cache_owner(cache);
+  }
+  c10::TensorImpl* view_impl = view.unsafeGetTensorImpl();
+  const c10::StorageImpl& host = *view_impl->unsafe_storage().unsafeGetStorageImpl();
+  c10::raw::intrusive_ptr::incref(view_impl);
+  *slot = ThreadViewCache::Sticky{impl, &storage, storage.data_ptr().get(), &host, host.data_ptr().get(), view_impl};
+  *sticky = true;
+  return view;
+}
+
+// Ends an op's use of a view from sticky_host_view: it stays for the next op
+// unless something else now holds it (a kernel kept it), which gets it
+// owning, as recycle_host_view does. A view no longer filed (a nested op
+// replaced its entry meanwhile) is ended as a recycled one.
+void end_sticky_use(at::Tensor& view, ThreadViewCache& cache) noexcept {
+  c10::TensorImpl* impl = view.unsafeGetTensorImpl();
+  for (ThreadViewCache::Sticky& entry : cache.sticky) {
+    if (entry.view == impl) {
+      view.reset(); // the entry's reference remains
+      if (!idle(*impl)) {
+        make_owning(*impl->unsafe_storage().unsafeGetStorageImpl());
+        ViewImpl::reclaim(std::exchange(entry.view, nullptr)); // the other holder keeps it
+      }
+      return;
+    }
+  }
+  recycle_host_view(view, cache);
+}
+
 } // namespace
 
 // ---- Functional and in-place ops on host views ------------------------------
@@ -353,7 +480,13 @@ FunctionalOperands::FunctionalOperands(const at::Tensor& output, TensorRefs inpu
   }
   existing_output_ = true;
   ThreadViewCache& cache = thread_view_cache();
-  host_out_ = recycled_host_view(output, cache, caller_held());
+  if (caller_held() == StorageRef::Borrowed) {
+    bool sticky = false;
+    host_out_ = sticky_host_view(output, cache, &sticky);
+    sticky_ |= sticky ? kOutputBit : 0u;
+  } else {
+    host_out_ = recycled_host_view(output, cache, StorageRef::Owning);
+  }
   size_t i = 0;
   for (const at::Tensor& t : inputs) {
     if (!is_cpu_scalar(t) && t.storage().is_alias_of(output.storage())) {
@@ -371,8 +504,13 @@ FunctionalOperands::FunctionalOperands(const at::Tensor& output, TensorRefs inpu
 void FunctionalOperands::add_input(size_t i, const at::Tensor& t, ThreadViewCache& cache) {
   if (is_cpu_scalar(t)) {
     inputs_[i] = t;
+  } else if (caller_held() == StorageRef::Borrowed) {
+    bool sticky = false;
+    inputs_[i] = sticky_host_view(t, cache, &sticky);
+    recycled_ |= 1u << i;
+    sticky_ |= sticky ? 1u << i : 0u;
   } else {
-    inputs_[i] = recycled_host_view(t, cache, caller_held());
+    inputs_[i] = recycled_host_view(t, cache, StorageRef::Owning);
     recycled_ |= 1u << i;
   }
 }
@@ -384,13 +522,19 @@ FunctionalOperands::~FunctionalOperands() {
   }
   ThreadViewCache& cache = thread_view_cache();
   for (size_t i = 0; i < kMaxInputs; ++i) {
-    if (recycled_ & (1u << i)) {
+    if (sticky_ & (1u << i)) {
+      end_sticky_use(inputs_[i], cache);
+    } else if (recycled_ & (1u << i)) {
       recycle_host_view(inputs_[i], cache);
     } else {
       inputs_[i].reset(); // may share the output's host storage: let go of it first
     }
   }
-  recycle_host_view(host_out_, cache);
+  if (sticky_ & kOutputBit) {
+    end_sticky_use(host_out_, cache);
+  } else {
+    recycle_host_view(host_out_, cache);
+  }
 }
 
 void FunctionalOperands::wait() const {

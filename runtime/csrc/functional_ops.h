@@ -143,6 +143,9 @@ class FunctionalOperands {
   std::optional<c10::Device> device_;
   std::array<at::Tensor, kMaxInputs> inputs_;
   unsigned recycled_ = 0; // bit i: inputs_[i] is a recycled host view
+  // bit i: inputs_[i] is a sticky one (launch blocking), kOutputBit: host_out_
+  static constexpr unsigned kOutputBit = 1u << kMaxInputs;
+  unsigned sticky_ = 0;
   bool existing_output_ = false; // out= or in-place: host_out_ was given
   at::Tensor result_;
   at::Tensor host_out_;

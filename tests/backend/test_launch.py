@@ -327,3 +327,57 @@ def test_a_host_view_a_kernel_keeps_owns_the_device_memory(mode: str) -> None:
         result = run_with_launch_blocking(KEPT_VIEW)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "True", "True"]
+
+
+STICKY_VIEWS = """
+import torch
+ok = []
+def check(device_tensor, cpu_tensor):
+    ok.append(torch.equal(device_tensor.cpu(), cpu_tensor))
+x, cx = torch.zeros(8, device="foo"), torch.zeros(8)
+one, cone = torch.ones(8, device="foo"), torch.ones(8)
+for _ in range(3):  # the same tensors op after op: their views are kept between the ops
+    x.add_(one); cx.add_(cone)
+check(x, cx)
+# x changes under its kept view: size, strides, storage, dtype; each op must see the new x
+x.resize_(4); cx.resize_(4); x.add_(one[:4]); cx.add_(cone[:4]); check(x, cx)
+x.resize_(2, 2); cx.resize_(2, 2); x.t_(); cx.t_()
+x.mul_(torch.arange(4.0, device="foo").reshape(2, 2)); cx.mul_(torch.arange(4.0).reshape(2, 2)); check(x, cx)
+x.set_(torch.full((3,), 7.0, device="foo")); cx.set_(torch.full((3,), 7.0)); x.add_(1); cx.add_(1); check(x, cx)
+x.data = torch.arange(3, dtype=torch.float64, device="foo"); cx.data = torch.arange(3, dtype=torch.float64)
+x.add_(0.5); cx.add_(0.5); check(x, cx)
+w = torch.arange(6.0, device="foo"); cw = torch.arange(6.0)
+w[3:].add_(w[:3]); cw[3:].add_(cw[:3]); check(w, cw)  # two views of one storage
+z = torch.ones(4, device="foo"); z.add_(z); check(z, torch.full((4,), 2.0))  # one tensor twice
+check(torch.add(one, one), torch.full((8,), 2.0))
+many = [torch.full((2,), float(i), device="foo") for i in range(6)]  # more tensors than views kept
+for _ in range(2):
+    for t in many:
+        t.add_(1)
+for i, t in enumerate(many):
+    check(t, torch.full((2,), i + 2.0))
+for i in range(20):  # freed tensors whose memory (and objects) the next ones get
+    t = torch.full((16,), float(i), device="foo"); t.add_(1); check(t, torch.full((16,), i + 1.0)); del t
+k = torch.arange(4096, dtype=torch.float32, device="foo")
+for _ in range(2):
+    k.add_(0)
+with_k = torch.foo.memory_allocated()
+kept = torch.ops.scaffold_runtime._kept_kernel_view_for_testing(k)  # a kernel keeps k's view
+del k
+torch.foo.synchronize()
+ok.append(torch.foo.memory_allocated() == with_k)  # the kept view owns k's memory now
+y = torch.full((4096,), -1.0, device="foo")
+ok.append(kept.equal(torch.arange(4096, dtype=torch.float32)))
+print(all(ok), ok)
+"""
+
+
+def test_views_kept_between_blocking_ops_follow_their_tensors() -> None:
+    """With launch blocking, a thread keeps the host views of the tensors its last ops used and
+    hands one back unchanged while its tensor is unchanged (functional_ops.cpp, sticky views).
+    A tensor resized, transposed, re-pointed, given another dtype, used twice in one op, or freed
+    and replaced gets a view of what it is now; a view a kernel keeps owns the memory."""
+    result = run_with_launch_blocking(STICKY_VIEWS)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("True "), result.stdout
+
