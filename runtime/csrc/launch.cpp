@@ -47,6 +47,14 @@ void keep_error(const LaunchedWork& work, std::exception_ptr error) noexcept {
 // CPU kernel calls must not record a graph or refuse an inference-mode
 // tensor on a worker thread, which is in neither mode.
 void run_below_autograd(LaunchedWork& work) {
+  // Work run at its launch (launch blocking) is usually below autograd
+  // already: the dispatcher's autograd and ADInplaceOrView kernels exclude
+  // those keys before calling the op's kernel.
+  if (c10::impl::tls_local_dispatch_key_set().excluded_.isSupersetOf(
+          c10::autograd_dispatch_keyset_with_ADInplaceOrView)) {
+    work.run();
+    return;
+  }
   c10::impl::ExcludeDispatchKeyGuard below_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
   work.run();
 }
@@ -101,16 +109,16 @@ void run_borrowed(void* user_data) noexcept {
 
 } // namespace
 
-bool launch_blocking() {
-  static const bool blocking = [] {
-    int value = 0;
-    SCAFFOLD_DRIVER_CHECK(drvGetLaunchBlocking(&value));
-    return value != 0;
-  }();
-  return blocking;
-}
-
 namespace detail {
+
+std::atomic<int> g_launch_blocking{-1};
+
+bool read_launch_blocking() {
+  int value = 0;
+  SCAFFOLD_DRIVER_CHECK(drvGetLaunchBlocking(&value));
+  g_launch_blocking.store(value != 0 ? 1 : 0, std::memory_order_relaxed);
+  return value != 0;
+}
 
 void launch_work(std::unique_ptr<LaunchedWork> work) {
   const c10::DeviceIndex device = work->device;

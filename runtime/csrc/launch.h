@@ -41,12 +41,14 @@
 // error is thrown by launch() itself, at the op that caused it.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <c10/core/Device.h>
+#include <c10/macros/Macros.h>
 #include <c10/util/OptionalArrayRef.h>
 
 namespace scaffold::runtime {
@@ -70,12 +72,19 @@ void launch_work(std::unique_ptr<LaunchedWork> work);
 // With launch_blocking(): hands `work` to the driver, which runs it before
 // returning, so it may live on the caller's stack; throws its error.
 void run_work_now(LaunchedWork& work);
+// drvGetLaunchBlocking's answer, 0 or 1; -1 until asked.
+extern std::atomic<int> g_launch_blocking;
+bool read_launch_blocking();
 } // namespace detail
 
 // True when the driver runs every stream synchronously
 // (drvGetLaunchBlocking; SCAFFOLD_LAUNCH_BLOCKING=1 for the simulated one):
-// launched work runs before launch() returns.
-bool launch_blocking();
+// launched work runs before launch() returns. Inline: every op asks, more
+// than once.
+inline bool launch_blocking() {
+  const int value = detail::g_launch_blocking.load(std::memory_order_relaxed);
+  return C10_LIKELY(value >= 0) ? value != 0 : detail::read_launch_blocking();
+}
 
 // Enqueues `fn()` on the calling thread's current stream of `device`. `op`
 // (a string literal) names the work in error messages.

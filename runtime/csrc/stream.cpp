@@ -137,7 +137,7 @@ drvStream_t driver_stream(const c10::Stream& stream) {
 }
 
 drvStream_t current_driver_stream(c10::DeviceIndex device) {
-  check_device_index(device);
+  TORCH_INTERNAL_ASSERT(device >= 0 && device < kMaxDevices, "current_driver_stream: device ", static_cast<int>(device));
   return lookup(device, t_current_stream[device]);
 }
 

@@ -39,7 +39,9 @@ void check_stream(const c10::Stream& stream);
 
 // The driver stream behind `stream` (created on first use).
 drvStream_t driver_stream(const c10::Stream& stream);
-// The driver stream of the calling thread's current stream on `device`.
+// The driver stream of the calling thread's current stream on `device`, a
+// device of a tensor or allocation (not checked against the device count:
+// every launch and allocation asks).
 drvStream_t current_driver_stream(c10::DeviceIndex device);
 int stream_priority(const c10::Stream& stream);
 

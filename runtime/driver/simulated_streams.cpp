@@ -299,18 +299,22 @@ drvError_t copy_now(void* dst, const void* src, size_t size, drvMemcpyKind kind,
 // Runs `work` on `stream` (null: current device's default) after the work
 // enqueued before it; inline when launch blocking.
 drvError_t enqueue(drvStream_t stream, Work&& work) {
+  static const bool blocking = config().launch_blocking;
+  if (blocking) {
+    // Nothing is ever queued in this mode, and no stream has a worker a
+    // fork could lose: the stream's counters stay equal, so queries and
+    // synchronisations see it idle without a lock taken per launch.
+    if (drvError_t status = resolve(&stream); status != drvSuccess) {
+      return status;
+    }
+    work.run();
+    return drvSuccess;
+  }
   if (drvError_t status = check_not_forked(); status != drvSuccess) {
     return status;
   }
   if (drvError_t status = resolve(&stream); status != drvSuccess) {
     return status;
-  }
-  if (config().launch_blocking) {
-    // Nothing is ever queued in this mode: the stream's counters stay
-    // equal, so queries and synchronisations see it idle without a lock
-    // taken per launch.
-    work.run();
-    return drvSuccess;
   }
   bool wake = false;
   {

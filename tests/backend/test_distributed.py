@@ -105,6 +105,10 @@ def test_collectives_2_ranks() -> None:
     assert_all_ok(launch("collectives", 2), "collectives")
 
 
+@pytest.mark.skipif(
+    os.environ.get("SCAFFOLD_LAUNCH_BLOCKING") == "1",
+    reason="proves asynchrony: with SCAFFOLD_LAUNCH_BLOCKING=1 every stream is synchronous and wait() blocks",
+)
 def test_work_wait_gates_the_stream_without_blocking_the_host() -> None:
     assert_all_ok(launch("wait_gates_the_stream", 2), "wait_gates_the_stream")
 
