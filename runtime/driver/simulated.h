@@ -10,8 +10,13 @@ namespace scaffold::driver {
 
 // Hard upper bound on devices; each reserves its own slice of address space.
 constexpr int kMaxDevices = 64;
-// Address space reserved per device; also the most one device can hold.
-constexpr uint64_t kDeviceAddressSpan = uint64_t{256} << 30; // 256 GiB
+// Address space reserved per device, also the most one device can hold:
+// SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB (a power of two, 1..256), default 256 GiB.
+// Two ranges of device count x span are reserved (not committed) at the
+// first allocation; a process under a tight address-space limit (ulimit -v,
+// valgrind) needs a smaller span.
+constexpr uint64_t kDefaultDeviceAddressSpan = uint64_t{256} << 30;
+constexpr uint64_t kMaxDeviceAddressSpanGiB = 256;
 
 // Configuration read once from the environment. `error` is non-empty when a
 // variable is malformed; every call that depends on it then fails with
@@ -20,6 +25,7 @@ struct Config {
   int device_count = 2; // SCAFFOLD_DEVICE_COUNT
   bool protect_memory = true; // SCAFFOLD_PROTECT_MEMORY
   bool launch_blocking = false; // SCAFFOLD_LAUNCH_BLOCKING
+  uint64_t device_span = kDefaultDeviceAddressSpan; // SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB
   uint64_t physical_memory = 0;
   std::string error;
 };

@@ -61,6 +61,26 @@ int read_count(const char* name, int fallback, std::string& error) {
   return static_cast<int>(parsed);
 }
 
+// A power of two of GiB in 1..kMaxDeviceAddressSpanGiB, in bytes.
+uint64_t read_span(const char* name, uint64_t fallback, std::string& error) {
+  const char* value = env_value(name);
+  if (value == nullptr) {
+    return fallback;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long parsed = std::strtoull(value, &end, 10);
+  if (errno != 0 || *end != '\0' || value[0] == '-' || parsed == 0 || parsed > kMaxDeviceAddressSpanGiB ||
+      (parsed & (parsed - 1)) != 0) {
+    if (error.empty()) {
+      error = std::string(name) + "='" + value + "' must be a power of two from 1 to " +
+          std::to_string(kMaxDeviceAddressSpanGiB) + " (GiB of address space per device)";
+    }
+    return fallback;
+  }
+  return static_cast<uint64_t>(parsed) << 30;
+}
+
 } // namespace
 
 const Config& config() {
@@ -69,6 +89,7 @@ const Config& config() {
     c.device_count = read_count("SCAFFOLD_DEVICE_COUNT", 2, c.error);
     c.protect_memory = read_flag("SCAFFOLD_PROTECT_MEMORY", true, c.error);
     c.launch_blocking = read_flag("SCAFFOLD_LAUNCH_BLOCKING", false, c.error);
+    c.device_span = read_span("SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB", kDefaultDeviceAddressSpan, c.error);
     c.physical_memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
         static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     return c;
@@ -173,7 +194,7 @@ drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device) {
   }
   *props = drvDeviceProperties{};
   std::snprintf(props->name, sizeof(props->name), "Scaffold simulated device %d", device);
-  props->total_memory = static_cast<size_t>(std::min<uint64_t>(config().physical_memory, kDeviceAddressSpan));
+  props->total_memory = static_cast<size_t>(std::min<uint64_t>(config().physical_memory, config().device_span));
   props->capability_major = 1;
   props->capability_minor = 0;
   props->multiprocessor_count = 1;

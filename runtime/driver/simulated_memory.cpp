@@ -36,7 +36,7 @@ namespace {
 struct Region {
   uintptr_t device_base = 0;
   uintptr_t host_base = 0;
-  uint64_t size = 0; // device_count * kDeviceAddressSpan
+  uint64_t size = 0; // device_count * span
 };
 
 // Constant-initialized, so translation never waits on a static guard.
@@ -69,18 +69,24 @@ drvError_t region(const Region** out) {
     return status;
   }
   auto r = Region();
-  r.size = static_cast<uint64_t>(config().device_count) * kDeviceAddressSpan;
+  r.size = static_cast<uint64_t>(config().device_count) * config().device_span;
   if (r.size == 0) {
     return fail(drvErrorInvalidDevice, "no devices are available (SCAFFOLD_DEVICE_COUNT=0)");
   }
+  // Under an address-space limit (ulimit -v, valgrind) the reservation is
+  // what fails: say how much it was and what makes it smaller.
+  const auto reserving = [&r](const char* range) {
+    return "mmap (reserving the " + std::string(range) + " address range, " + std::to_string(r.size >> 30) +
+        " GiB: SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB sets the GiB per device)";
+  };
   void* device_view = reserve(nullptr, r.size);
   if (device_view == MAP_FAILED) {
-    return fail_os("mmap (reserving the device address range)");
+    return fail_os(reserving("device").c_str());
   }
   void* host_view = reserve(nullptr, r.size);
   if (host_view == MAP_FAILED) {
     munmap(device_view, r.size);
-    return fail_os("mmap (reserving the host address range)");
+    return fail_os(reserving("host").c_str());
   }
   r.device_base = reinterpret_cast<uintptr_t>(device_view);
   r.host_base = reinterpret_cast<uintptr_t>(host_view);
@@ -101,7 +107,7 @@ struct DeviceMemory {
 
   void init() {
     if (!initialized) {
-      unused.emplace(0, kDeviceAddressSpan);
+      unused.emplace(0, config().device_span);
       initialized = true;
     }
   }
@@ -145,7 +151,7 @@ DeviceMemory& device_memory(int device) {
 constexpr uint64_t kPageSize = 4096;
 
 uint64_t slice(int device) {
-  return static_cast<uint64_t>(device) * kDeviceAddressSpan;
+  return static_cast<uint64_t>(device) * config().device_span;
 }
 
 // One memfd, mapped at the same offset in both views.
@@ -212,7 +218,7 @@ drvError_t drvMalloc(void** device_ptr, size_t size) {
     *device_ptr = nullptr;
     return drvSuccess;
   }
-  if (size > kDeviceAddressSpan) {
+  if (size > config().device_span) {
     return fail(drvErrorMemoryAllocation, "drvMalloc: request exceeds the device's address span");
   }
   const Region* r = nullptr;
@@ -277,7 +283,7 @@ drvError_t drvPointerGetDevice(int* device, const void* ptr) {
   if (r == nullptr || offset >= r->size) {
     return fail(drvErrorInvalidHandle, "not device memory of this driver");
   }
-  *device = static_cast<int>(offset / kDeviceAddressSpan);
+  *device = static_cast<int>(offset / config().device_span);
   return drvSuccess;
 }
 

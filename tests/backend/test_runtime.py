@@ -325,7 +325,11 @@ def test_freed_small_blocks_are_reused_and_never_make_the_device_reserve_more() 
 
 
 def _run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONFAULTHANDLER", "SCAFFOLD_PROTECT_MEMORY")}
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONFAULTHANDLER", "SCAFFOLD_PROTECT_MEMORY", "SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB")
+    }
     environment.update(env)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=120)
 
@@ -361,6 +365,39 @@ def test_kernels_work_without_memory_protection() -> None:
         SCAFFOLD_PROTECT_MEMORY="0",
     )
     assert result.returncode == 0 and "ok False" in result.stdout, result.stderr
+
+
+SMALL_ADDRESS_SPACE = """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (48 << 30, 48 << 30))  # as `ulimit -v` would
+import torch
+try:
+    x = torch.ones(1024, device="foo")
+    print("ok", torch.foo.get_device_properties(0).total_memory, (x + 1).sum().item())
+except RuntimeError as e:
+    print("refused", e)
+"""
+
+
+@pytest.mark.parametrize("span", [None, "1"], ids=["default span", "1 GiB per device"])
+def test_an_address_space_limit_needs_a_smaller_device_span(span: str | None) -> None:
+    """The driver reserves device count x span twice (256 GiB per device by default): under a
+    48 GiB address-space limit the first allocation fails, saying how much it reserved and what
+    makes it smaller; with SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB=1 the devices work, 1 GiB each."""
+    environment = {} if span is None else {"SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB": span}
+    result = _run_python(SMALL_ADDRESS_SPACE, **environment)
+    assert result.returncode == 0, result.stderr
+    if span is None:
+        assert result.stdout.startswith("refused"), result.stdout
+        assert "GiB: SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB sets the GiB per device" in result.stdout
+    else:
+        assert result.stdout.split() == ["ok", str(1 << 30), "2048.0"], result.stdout
+
+
+def test_a_malformed_device_span_fails_the_import_naming_it() -> None:
+    result = _run_python("import torch", SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB="3")
+    assert result.returncode != 0
+    assert "SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB='3' must be a power of two from 1 to 256" in result.stderr
 
 
 # ---- Threads --------------------------------------------------------------------------------------
