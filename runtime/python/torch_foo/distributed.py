@@ -43,10 +43,13 @@ library gets the device tensors themselves. See the project README.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import datetime
 import functools
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -747,6 +750,23 @@ def _own_future(work: Any) -> torch.futures.Future[Any] | None:
         return None
 
 
+# Completion threads (below) still running, joined when the interpreter exits. A daemon thread
+# that is still inside torch's C++ code then -- setting its future, running the callbacks -- is
+# ended by CPython's finalization with a forced unwind, which aborts the whole process when it
+# meets a noexcept frame ("terminate called without an active exception", after the program's
+# last line ran). atexit runs before that, while they can still finish; the wait is bounded, for
+# a peer that never answers.
+_completion_threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+_COMPLETION_JOIN_AT_EXIT_S = 10.0
+
+
+@atexit.register
+def _join_completion_threads() -> None:
+    deadline = time.monotonic() + _COMPLETION_JOIN_AT_EXIT_S
+    for thread in list(_completion_threads):
+        thread.join(max(0.0, deadline - time.monotonic()))
+
+
 def _future_of(work: Any) -> torch.futures.Future[Any]:
     """A future that completes with ``work``: its own, or one set by a thread that waits on the
     work (which is then that work's one waiter: a Gloo send or recv cannot be waited on twice)."""
@@ -763,7 +783,9 @@ def _future_of(work: Any) -> torch.futures.Future[Any]:
         else:
             future.set_result(None)
 
-    threading.Thread(target=wait, name="collective-completion", daemon=True).start()
+    thread = threading.Thread(target=wait, name="collective-completion", daemon=True)
+    _completion_threads.add(thread)
+    thread.start()
     return future
 
 
