@@ -48,7 +48,7 @@ RUNTIME_NAMESPACE = "scaffold::runtime"
 
 
 def forwarding_statement(binding: KernelBinding) -> str:
-    return f"return {RUNTIME_NAMESPACE}::{binding.kernel_name}({', '.join(binding.kernel_argument_names)});"
+    return f"return {RUNTIME_NAMESPACE}::{binding.kernel_name}({', '.join(binding.signature.kernel_argument_names)});"
 
 
 def fill_core_kernels(kernel: KernelFile, bindings: Iterable[KernelBinding]) -> str:

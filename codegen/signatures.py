@@ -152,15 +152,12 @@ def installed_op_traits_from_yaml() -> Mapping[str, OpTraits]:
 
 @dataclass(frozen=True)
 class KernelBinding:
-    """Everything the emitters need to declare, wrap and register one kernel."""
+    """Everything the emitters need to declare, wrap and register one kernel: its signature
+    (KernelSignature: the C++ types and names, the same for every backend on one header) and how
+    this backend calls and wraps it."""
 
     op_name: str
-    kernel_returns: str
-    kernel_name: str
-    kernel_arguments: str
-    """The kernel's parameters, without default values."""
-    kernel_argument_names: tuple[str, ...]
-    kernel_argument_types: tuple[str, ...]
+    signature: KernelSignature
     qualified_kernel: str
     """How registration code calls it: `ns::kernel` or `ns::Class::kernel`."""
     wrapper_name: str
@@ -169,15 +166,21 @@ class KernelBinding:
     wrapper_body: tuple[str, ...]
     """Statements of the wrapper, the last one returning the kernel's result."""
 
+    @property
+    def kernel_name(self) -> str:
+        return self.signature.kernel_name
+
     def kernel_declaration(self, scope: str = "") -> str:
         """`<returns> <scope><kernel_name>(<arguments>)`, without a trailing semicolon."""
-        return f"{self.kernel_returns} {scope}{self.kernel_name}({self.kernel_arguments})"
+        signature = self.signature
+        return f"{signature.kernel_returns} {scope}{signature.kernel_name}({signature.kernel_arguments})"
 
     def type_signature(self) -> str:
         """The declaration without parameter names: what C++ matches a definition by. Two
         kernels with the same type signature accept each other's definition lines, whatever
         their parameters are called."""
-        return f"{self.kernel_returns} {self.kernel_name}({', '.join(self.kernel_argument_types)})"
+        signature = self.signature
+        return f"{signature.kernel_returns} {signature.kernel_name}({', '.join(signature.kernel_argument_types)})"
 
 
 def _tensor_like(arguments: list[Argument]) -> list[str]:
@@ -320,11 +323,7 @@ def kernel_binding(
     wrapper_name = ident.wrapper_name("wrapper", declaration.name)
     return KernelBinding(
         op_name=declaration.op_name,
-        kernel_returns=signature.kernel_returns,
-        kernel_name=signature.kernel_name,
-        kernel_arguments=signature.kernel_arguments,
-        kernel_argument_names=signature.kernel_argument_names,
-        kernel_argument_types=signature.kernel_argument_types,
+        signature=signature,
         qualified_kernel=qualified_kernel,
         wrapper_name=wrapper_name,
         wrapper_head=f"{signature.wrapper_returns} {wrapper_name}({signature.wrapper_arguments})",
