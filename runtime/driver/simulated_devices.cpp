@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <strings.h>
 
@@ -44,41 +45,44 @@ bool read_flag(const char* name, bool fallback, std::string& error) {
   return fallback;
 }
 
-int read_count(const char* name, int fallback, std::string& error) {
+// The integer in the variable `name` when it is one in low..high that
+// `valid` accepts; nullopt when the variable is unset or is not, the latter
+// recorded in `error` as "NAME='value' <requirement>" (the first wins).
+template <class Valid>
+std::optional<long> read_integer(
+    const char* name, long low, long high, Valid valid, const std::string& requirement, std::string& error) {
   const char* value = env_value(name);
   if (value == nullptr) {
-    return fallback;
+    return std::nullopt;
   }
   char* end = nullptr;
   errno = 0;
   const long parsed = std::strtol(value, &end, 10);
-  if (errno != 0 || *end != '\0' || parsed < 0 || parsed > kMaxDevices) {
-    if (error.empty()) {
-      error = std::string(name) + "='" + value + "' must be an integer in 0.." + std::to_string(kMaxDevices);
-    }
-    return fallback;
+  if (errno == 0 && *end == '\0' && parsed >= low && parsed <= high && valid(parsed)) {
+    return parsed;
   }
-  return static_cast<int>(parsed);
+  if (error.empty()) {
+    error = std::string(name) + "='" + value + "' " + requirement;
+  }
+  return std::nullopt;
+}
+
+int read_count(const char* name, int fallback, std::string& error) {
+  const auto count = read_integer(
+      name, 0, kMaxDevices, [](long) { return true; }, "must be an integer in 0.." + std::to_string(kMaxDevices), error);
+  return count ? static_cast<int>(*count) : fallback;
 }
 
 // A power of two of GiB in 1..kMaxDeviceAddressSpanGiB, in bytes.
 uint64_t read_span(const char* name, uint64_t fallback, std::string& error) {
-  const char* value = env_value(name);
-  if (value == nullptr) {
-    return fallback;
-  }
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long parsed = std::strtoull(value, &end, 10);
-  if (errno != 0 || *end != '\0' || value[0] == '-' || parsed == 0 || parsed > kMaxDeviceAddressSpanGiB ||
-      (parsed & (parsed - 1)) != 0) {
-    if (error.empty()) {
-      error = std::string(name) + "='" + value + "' must be a power of two from 1 to " +
-          std::to_string(kMaxDeviceAddressSpanGiB) + " (GiB of address space per device)";
-    }
-    return fallback;
-  }
-  return static_cast<uint64_t>(parsed) << 30;
+  const auto gib = read_integer(
+      name,
+      1,
+      static_cast<long>(kMaxDeviceAddressSpanGiB),
+      [](long n) { return (n & (n - 1)) == 0; },
+      "must be a power of two from 1 to " + std::to_string(kMaxDeviceAddressSpanGiB) + " (GiB of address space per device)",
+      error);
+  return gib ? static_cast<uint64_t>(*gib) << 30 : fallback;
 }
 
 } // namespace
