@@ -9,10 +9,12 @@ torch, a few seconds on a loaded machine).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -32,7 +34,7 @@ def free_port() -> int:
 
 def launch(
     scenario: str, world: int, *, backend: str | None = None, memory: str | None = None,
-    timeout_s: float = 60,
+    timeout_s: float = 60, extra_env: dict[str, str] | None = None,
 ) -> list[subprocess.CompletedProcess[str]]:
     """Run `world` ranks of `scenario`; return each rank's result (killed if they hang)."""
     port = free_port()
@@ -49,6 +51,7 @@ def launch(
             FOO_TEST_TIMEOUT=str(timeout_s),
             OMP_NUM_THREADS="1",
         )
+        env.update(extra_env or {})
         procs.append(
             subprocess.Popen(
                 [sys.executable, str(WORKER), scenario],
@@ -146,6 +149,51 @@ def test_fsdp_3_ranks_staging() -> None:
 @pytest.mark.slow
 def test_ddp_3_ranks_staging() -> None:
     assert_all_ok(launch("ddp", 3, memory="staging"), "ddp")
+
+
+SLOW_GIL_SHIM = Path(__file__).resolve().parent / "slow_gil_handoff.c"
+
+
+@pytest.fixture(scope="module")
+def slow_gil_shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """slow_gil_handoff.c built as a shared library, for LD_PRELOAD."""
+    if sys.platform != "linux" or not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        pytest.skip("the shim interposes libpython's GIL functions: needs Linux and a shared libpython")
+    compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to build the shim")
+    library = tmp_path_factory.mktemp("slow_gil") / "libslow_gil_handoff.so"
+    subprocess.run(
+        [compiler, "-O1", "-shared", "-fPIC", str(SLOW_GIL_SHIM), "-o", str(library), "-ldl"],
+        check=True,
+    )
+    return library
+
+
+@pytest.mark.parametrize(
+    ("scenario", "delay_ms"),
+    [
+        ("ddp", 10),  # the engine's thread drops a Python callback after the caller went on
+        pytest.param("fsdp", 5, marks=pytest.mark.slow),  # ... and frees the last of a work
+    ],
+)
+def test_ranks_end_cleanly_when_engine_threads_are_slow_to_take_the_gil(
+    slow_gil_shim: Path, scenario: str, delay_ms: int
+) -> None:
+    """Every thread but the main one waits before it takes the GIL, so the engine's threads
+    still need Python after the program's last line, unless the backend waits for them at
+    destroy_process_group and at exit. Without that wait a rank aborts after printing OK:
+    "terminate called without an active exception" (a thread ended by the interpreter's
+    finalization while waiting for the GIL)."""
+    results = launch(
+        scenario,
+        2,
+        extra_env={"LD_PRELOAD": str(slow_gil_shim), "SCAFFOLD_TEST_SLOW_GIL_MS": str(delay_ms)},
+    )
+    assert_all_ok(results, scenario)
+    for rank, r in enumerate(results):
+        delayed = int(r.stderr.split("slow-gil shim: ")[1].split()[0])
+        assert delayed > 0, f"rank {rank}: the shim delayed nothing\n{r.stderr}"
 
 
 @pytest.mark.slow

@@ -49,6 +49,7 @@ import datetime
 import functools
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -292,6 +293,18 @@ class CollectiveProcessGroup(dist.ProcessGroup):
     def name(self) -> str:
         return self.getBackendName()
 
+    def shutdown(self) -> None:
+        """Called by ``destroy_process_group``: returns once the engine's threads need Python no
+        more for this process's collectives (see _Handoffs), so that the program can end."""
+        if not _handoffs.settle(_SETTLE_TIMEOUT_S):
+            warnings.warn(
+                f"{self.getBackendName()}: collectives still in flight at destroy_process_group "
+                f"after {_SETTLE_TIMEOUT_S:.0f} s; the process may abort when it exits",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        super().shutdown()
+
     # --- machinery -----------------------------------------------------------------------------
 
     def _staged(self) -> _Staged:
@@ -312,6 +325,8 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         engine_work = start()
         devices = sorted(staged.devices, key=str)
         if not devices and after is None:
+            if _own_future(engine_work) is not None:  # else the caller waits for it, on its thread
+                _handoffs.keep(engine_work)
             return engine_work  # CPU tensors, nothing to finish: Gloo's work as it is
         result_list = list(results)
         future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future(devices=devices)
@@ -736,6 +751,7 @@ def _one_by_one(
             for future in done.value():
                 future.value()  # raises that collective's error
 
+        _handoffs.follow(all_succeeded)
         return _FutureWork(torch.futures.collect_all(futures).then(all_succeeded))
 
     return coalesced
@@ -750,21 +766,102 @@ def _own_future(work: Any) -> torch.futures.Future[Any] | None:
         return None
 
 
-# Completion threads (below) still running, joined when the interpreter exits. A daemon thread
-# that is still inside torch's C++ code then -- setting its future, running the callbacks -- is
-# ended by CPython's finalization with a forced unwind, which aborts the whole process when it
-# meets a noexcept frame ("terminate called without an active exception", after the program's
-# last line ran). atexit runs before that, while they can still finish; the wait is bounded, for
-# a peer that never answers.
+class _Handoffs:
+    """What the engine's threads may still need Python for after a collective's caller has
+    been released, kept track of so that the program can end cleanly.
+
+    The engine completes a collective on its own thread and runs the Python callback there
+    (``done`` in CollectiveProcessGroup._run): the callback sets the future that releases the
+    caller, and the engine's thread then takes the GIL once more to drop the callback. The
+    engine's thread also drops its reference to the work just after completing it; when that is
+    the last one, the work's tensors go with it, and tensors that Python let go of while the
+    engine held them have their Python object kept alive by torch, owned by C++: freeing them
+    takes the GIL too. A thread that waits for the GIL when the interpreter finalizes is ended
+    by CPython with a forced unwind, which aborts the process at the first noexcept frame
+    ("terminate called without an active exception", after the program's last line ran).
+
+    So the callbacks are followed until the engine drops them, and Python keeps a reference to
+    each work until the collective after the one at which it was seen complete: the engine's
+    thread is done with it by then, so the last reference, and the freeing, is Python's.
+    ``settle`` waits for all of it; destroy_process_group (``shutdown``) and the interpreter's
+    exit call it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # collectives may start on several threads (autograd's)
+        self._callbacks: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
+        # (work, the future of the thread that waits for it, if any): not seen complete yet,
+        # and seen complete at the previous look (released at the next one).
+        self._pending: list[tuple[Any, torch.futures.Future[Any] | None]] = []
+        self._completed: list[tuple[Any, torch.futures.Future[Any] | None]] = []
+
+    def keep(self, work: Any, waited_by: torch.futures.Future[Any] | None = None) -> None:
+        """Keep ``work`` until it has completed: until ``work.is_completed()``, or for a work
+        that does not say (Gloo's send and recv), until ``waited_by`` (the future of a thread
+        that waits for it) is done."""
+        with self._lock:
+            released = self._look()
+            self._pending.append((work, waited_by))
+        del released  # outside the lock: freeing a work frees tensors, which may run Python
+
+    def follow(self, callback: Callable[..., Any]) -> None:
+        """Follow ``callback``, handed to the engine, until the engine drops it."""
+        self._callbacks.add(callback)
+
+    @staticmethod
+    def _complete(entry: tuple[Any, torch.futures.Future[Any] | None]) -> bool:
+        work, waited_by = entry
+        return bool(waited_by.done() if waited_by is not None else work.is_completed())
+
+    def _look(self) -> list[tuple[Any, torch.futures.Future[Any] | None]]:
+        """Set aside the works complete now; return the ones seen complete at the previous
+        look, for the caller to release. Called with the lock held."""
+        pending: list[tuple[Any, torch.futures.Future[Any] | None]] = []
+        completed: list[tuple[Any, torch.futures.Future[Any] | None]] = []
+        for entry in self._pending:
+            (completed if self._complete(entry) else pending).append(entry)
+        released = self._completed
+        self._pending, self._completed = pending, completed
+        return released
+
+    def settle(self, timeout_s: float) -> bool:
+        """Wait, with the GIL released, until the engine's threads need Python no more; False
+        if that takes longer than ``timeout_s`` (a collective that never completes)."""
+        deadline = time.monotonic() + timeout_s
+        while self._callbacks or not all(self._complete(entry) for entry in list(self._pending)):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
+        with self._lock:
+            held = self._pending + self._completed
+            self._pending, self._completed = [], []
+        if held:
+            # Complete, but the engine's threads may not have dropped their own references yet:
+            # give them the moment they need, so that ours is the last.
+            time.sleep(_ENGINE_LET_GO_S)
+            del held
+        return True
+
+
+_handoffs = _Handoffs()
+# Bounds the waits at destroy_process_group and at exit, for a peer that never answers.
+_SETTLE_TIMEOUT_S = 10.0
+# How long an engine's thread takes from completing a work to dropping it: a few instructions,
+# with a wide margin for a loaded machine.
+_ENGINE_LET_GO_S = 0.05
+
+# Completion threads (below) still running. A daemon thread that is still inside torch's C++
+# code when the interpreter finalizes -- setting its future, running the callbacks -- is ended
+# the same way (see _Handoffs).
 _completion_threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-_COMPLETION_JOIN_AT_EXIT_S = 10.0
 
 
 @atexit.register
-def _join_completion_threads() -> None:
-    deadline = time.monotonic() + _COMPLETION_JOIN_AT_EXIT_S
+def _settle_at_exit() -> None:
+    """atexit runs before finalization, while the engine's threads can still finish."""
+    deadline = time.monotonic() + _SETTLE_TIMEOUT_S
     for thread in list(_completion_threads):
         thread.join(max(0.0, deadline - time.monotonic()))
+    _handoffs.settle(max(0.0, deadline - time.monotonic()))
 
 
 def _future_of(work: Any) -> torch.futures.Future[Any]:
@@ -772,8 +869,10 @@ def _future_of(work: Any) -> torch.futures.Future[Any]:
     work (which is then that work's one waiter: a Gloo send or recv cannot be waited on twice)."""
     own = _own_future(work)
     if own is not None:
+        _handoffs.keep(work)
         return own
     future: torch.futures.Future[Any] = torch.futures.Future()
+    _handoffs.keep(work, waited_by=future)
 
     def wait() -> None:
         try:
@@ -791,4 +890,5 @@ def _future_of(work: Any) -> torch.futures.Future[Any]:
 
 def _when_done(work: Any, callback: Callable[[torch.futures.Future[Any]], None]) -> None:
     """Run ``callback(future)`` once ``work`` completes."""
+    _handoffs.follow(callback)
     _future_of(work).add_done_callback(callback)
