@@ -418,5 +418,10 @@ class BackendConfig:
     """The guard the wrappers use when `device_guard` names one; None: c10's."""
 
     @property
+    def device_guard_headers(self) -> tuple[str, ...]:
+        """What a file of wrappers includes for the runtime's own guard: its header, if any."""
+        return (self.device_guard_type.header,) if self.device_guard_type is not None else ()
+
+    @property
     def display_path(self) -> str:
         return self.location.path

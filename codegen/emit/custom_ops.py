@@ -48,8 +48,7 @@ GUARD_INCLUDES = ("<ATen/DeviceGuard.h>", "<c10/core/DeviceGuard.h>")
 
 def guard_includes(config: BackendConfig) -> list[str]:
     """GUARD_INCLUDES, and the header of the runtime's own guard when the YAML names one."""
-    own = [config.device_guard_type.header] if config.device_guard_type is not None else []
-    return [*GUARD_INCLUDES, *own]
+    return [*GUARD_INCLUDES, *config.device_guard_headers]
 
 
 @dataclass(frozen=True)

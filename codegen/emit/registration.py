@@ -32,9 +32,7 @@ def _render(
     includes = sorted({f'"{group_header(op.group)}"' for op, _ in kernels})
     includes += list(config.extra_headers)
     if config.device_guard and kernels:
-        includes += DEVICE_GUARD_INCLUDES
-        if config.device_guard_type is not None:
-            includes.append(config.device_guard_type.header)
+        includes += [*DEVICE_GUARD_INCLUDES, *config.device_guard_headers]
     includes.append("<torch/library.h>")
     return render(
         "codegen/Register.cpp.j2",
