@@ -441,8 +441,8 @@ def run_benchmark(repeat: int, workdir: Path) -> Results:
             1 for path in (project / "kernels").rglob("*") if path.is_file())
         floor = measure(f"python: create + fsync {files} files", lambda out: [
             sys.executable, "-c", FILE_FLOOR, str(out), str(files)], work, repeat)
-        imports = measure('python -c "import scaffold_backend.cli"',
-                          lambda _: [sys.executable, "-c", "import scaffold_backend.cli"],
+        imports = measure('python -c "import scaffold_backend.commands.cli"',
+                          lambda _: [sys.executable, "-c", "import scaffold_backend.commands.cli"],
                           work, repeat)
 
     return Results(

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 from scaffold_testing import CliRun, Toolchain
 
-from scaffold_backend.cli import cli
-from scaffold_backend.inputs import find_installed_torch
+from scaffold_backend.commands.cli import cli
+from scaffold_backend.parse.inputs import find_installed_torch
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -8,8 +8,8 @@ import gzip
 import importlib.metadata
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +17,6 @@ from typing import Protocol
 
 import pytest
 from click.testing import Result
-
 
 REPO = Path(__file__).resolve().parent.parent
 # Real headers from the torch 2.9.0 and 2.12.0 wheels, for upgrade tests (see shared/data/README.md).
@@ -71,7 +70,7 @@ def fake_torch_installation(directory: Path, version: str) -> Path:
 def run_cli_process(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """The real executable, for exit codes and 'no traceback' checks."""
     return subprocess.run(
-        [sys.executable, "-m", "scaffold_backend.entry", *args],
+        [sys.executable, "-m", "scaffold_backend.commands.entry", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from scaffold_testing import REPO, run_cli_process
 
-from scaffold_backend.backend_yaml import parse_backend_yaml
 from scaffold_backend.errors import BackendYamlError
-from scaffold_backend.inputs import load_declarations
-from scaffold_backend.model import AutocastPolicy, DeclarationsFile
-from scaffold_backend.selection import select
+from scaffold_backend.model.declarations import AutocastPolicy, DeclarationsFile
+from scaffold_backend.parse.backend_yaml import parse_backend_yaml
+from scaffold_backend.parse.inputs import load_declarations
+from scaffold_backend.select.selection import select
 
 HEAD = "backend: PrivateUse1\ncpp_namespace: tiny\ndevice: tiny\nautocast:\n"
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from scaffold_testing import INSTALLED_TORCH
 
-from scaffold_backend.backend_yaml import parse_backend_yaml
 from scaffold_backend.errors import BackendYamlError
-from scaffold_backend.inputs import load_declarations
-from scaffold_backend.model import DeviceGuardType, FallbackDefault, FallbackMode
-from scaffold_backend.selection import OpStatus, select
+from scaffold_backend.model.declarations import DeviceGuardType, FallbackDefault, FallbackMode
+from scaffold_backend.parse.backend_yaml import parse_backend_yaml
+from scaffold_backend.parse.inputs import load_declarations
+from scaffold_backend.select.selection import OpStatus, select
 
 HEAD = "backend: PrivateUse1\ncpp_namespace: foo\n"
 

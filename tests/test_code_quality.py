@@ -25,8 +25,8 @@ def test_codegen_is_clean(command: list[str]) -> None:
 
 
 def test_the_command_line_offers_exactly_the_report_formats_there_are() -> None:
-    from scaffold_backend.diff_report import RENDERERS
-    from scaffold_backend.report_formats import REPORT_FORMATS
+    from scaffold_backend.commands.diff_report import RENDERERS
+    from scaffold_backend.commands.report_formats import REPORT_FORMATS
 
     assert REPORT_FORMATS == tuple(sorted(RENDERERS))
 
@@ -35,20 +35,31 @@ def _imports(path: Path) -> set[str]:
     """The package-relative modules `path` imports (`from .emit.stubs import x` -> "emit.stubs")."""
     modules = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is not None:
-            modules.add(node.module)
+        if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module is not None:
+            modules.add("." * (node.level - 1) + node.module)
     return modules
 
 
 def test_only_the_orchestrator_uses_the_emitters() -> None:
-    """Names and kinds of output live in outputs.py; emit/ is for generate.py alone (torchgen's
-    dest/ is used by its orchestrator only)."""
+    """Names and kinds of output live in model/outputs.py; the emitters (the modules of emit/
+    that define an `emit_*` function) are for commands/generate.py alone (torchgen's dest/ is
+    used by its orchestrator only)."""
+    codegen = REPO / "codegen"
+    emitters = {
+        path.stem
+        for path in (codegen / "emit").glob("*.py")
+        if any(
+            isinstance(node, ast.FunctionDef) and node.name.startswith("emit_")
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+        )
+    }
     users = sorted(
-        path.name
-        for path in (REPO / "codegen").glob("*.py")
-        if any(module == "emit" or module.startswith("emit.") for module in _imports(path))
+        path.relative_to(codegen).as_posix()
+        for path in codegen.rglob("*.py")
+        if path.parent.name != "emit"
+        and any(module.rpartition("emit.")[2] in emitters for module in _imports(path) if "emit." in module)
     )
-    assert users == ["generate.py"]
+    assert users == ["commands/generate.py"]
 
 
 def test_errors_are_raised_by_their_own_classes() -> None:

@@ -12,10 +12,10 @@ import pytest
 from scaffold_testing import TESTS, Toolchain, compile_all, python_without_autoload
 
 import yaml
-from scaffold_backend.backend_yaml import _Reader
-from scaffold_backend.custom_classes import CustomClass, parse_custom_classes
 from scaffold_backend.emit import custom_classes as emit
 from scaffold_backend.errors import BackendYamlError
+from scaffold_backend.parse.backend_yaml import _Reader
+from scaffold_backend.parse.custom_classes import CustomClass, parse_custom_classes
 
 TENSOR_QUEUE = """\
 custom_classes:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from scaffold_testing import TESTS, run_cli_process, tree
 
-from scaffold_backend.backend_yaml import parse_backend_yaml
 from scaffold_backend.errors import BackendYamlError
-from scaffold_backend.ident import RESERVED_OP_NAMESPACES
+from scaffold_backend.model.ident import RESERVED_OP_NAMESPACES
+from scaffold_backend.parse.backend_yaml import parse_backend_yaml
 
 HEAD = "backend: PrivateUse1\ncpp_namespace: tiny\ndevice: tiny\ncustom_ops:\n"
 

@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 from scaffold_testing import SHARED_DATA, shared_header, vendored_header
 
-from scaffold_backend.errors import DeclarationsError, ScaffoldError
-from scaffold_backend.model import parse_declarations
-from scaffold_backend.signatures import (
+from scaffold_backend.api.signatures import (
     _torchgen_flags,
     installed_op_traits,
     installed_op_traits_from_yaml,
     render_dispatcher_declaration,
     rendering_flags,
 )
+from scaffold_backend.errors import DeclarationsError, ScaffoldError
+from scaffold_backend.model.declarations import parse_declarations
 
 VERSIONS = ["2.14.1", "2.13.0", "2.12.0", "2.11.0", "2.9.0"]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from scaffold_testing import REPO, TESTS, fake_torch_installation, run_cli_process, shared_header
 
-from scaffold_backend.diff import ChangeKind, FlagChange, diff_declarations
-from scaffold_backend.diff_report import flags_text, schema_change_texts
-from scaffold_backend.inputs import load_declarations
+from scaffold_backend.commands.diff import ChangeKind, FlagChange, diff_declarations
+from scaffold_backend.commands.diff_report import flags_text, schema_change_texts
+from scaffold_backend.parse.inputs import load_declarations
 
 SCALED_MM_V2_FAMILY = {"_scaled_mm_v2", "_scaled_mm_v2.out", "_scaled_grouped_mm_v2"}
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from scaffold_testing import TESTS, tree, write
 
-from scaffold_backend.inputs import load_declarations
-from scaffold_backend.transaction import STOP_AT_VARIABLE
+from scaffold_backend.parse.inputs import load_declarations
+from scaffold_backend.write.transaction import STOP_AT_VARIABLE
 
 ARGS = ["generate", "--yaml", "backend.yaml", "--out", "generated"]
 SMALL_ARGS = [*ARGS, "--declarations", "RegistrationDeclarations.h"]
@@ -32,7 +32,7 @@ SEED = 20261123
 
 def cli(root: Path, *extra: str, args: list[str] = ARGS) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "scaffold_backend.cli", *args, *extra],
+        [sys.executable, "-m", "scaffold_backend.commands.cli", *args, *extra],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
 
@@ -50,7 +50,7 @@ def stopped_at(root: Path, point: str, args: list[str], timeout: float = 300.0) 
     log = root.parent / f"{root.name}.stderr"
     with open(log, "w") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "scaffold_backend.cli", *args], cwd=root,
+            [sys.executable, "-m", "scaffold_backend.commands.cli", *args], cwd=root,
             stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, STOP_AT_VARIABLE: point},
         )
     deadline = time.monotonic() + timeout
@@ -320,7 +320,7 @@ def test_two_concurrent_runs_never_mix_their_trees(tmp_path: Path) -> None:
 
     def run(root: Path, name: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-m", "scaffold_backend.cli", "generate", "--yaml", f"{name}.yaml", "--out", "generated"],
+            [sys.executable, "-m", "scaffold_backend.commands.cli", "generate", "--yaml", f"{name}.yaml", "--out", "generated"],
             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
 

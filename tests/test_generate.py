@@ -297,9 +297,9 @@ def test_ops_listing(tmp_path: Path, cli_run: CliRun) -> None:
 
 
 def test_the_same_path_is_never_written_twice(tmp_path: Path) -> None:
-    from scaffold_backend.outputs import OutputFile, Owner
     from scaffold_backend.errors import OutputError
-    from scaffold_backend.writer import check_unique_paths
+    from scaffold_backend.model.outputs import OutputFile, Owner
+    from scaffold_backend.write.plan import check_unique_paths
 
     twice = [OutputFile(tmp_path / "a.cpp", "x", Owner.GENERATOR), OutputFile(tmp_path / "a.cpp", "y", Owner.USER)]
     with pytest.raises(OutputError, match="two outputs would be written to the same file"):

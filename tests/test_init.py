@@ -10,12 +10,12 @@ import venv
 from pathlib import Path
 
 import pytest
-import yaml
 from scaffold_testing import INSTALLED_TORCH, REPO, run_cli_process, tree
 
-from scaffold_backend.core_ops import CORE_OPS
-from scaffold_backend.init_examples import render_example_files
-from scaffold_backend.init_project import (
+import yaml
+from scaffold_backend.commands.init.core_ops import CORE_OPS
+from scaffold_backend.commands.init.examples import render_example_files
+from scaffold_backend.commands.init.project import (
     REFERENCE_BACKEND_LAYOUT,
     ProjectNames,
     adapt_backend_yaml,
@@ -116,7 +116,7 @@ def test_torch_import_chatter_never_reaches_the_user(tmp_path: Path) -> None:
     """Without NumPy, `import torch` warns on stderr; init imports torch to check names, and its
     error must still be exactly the tool's own line and hint."""
     python = make_venv(tmp_path / "venv", hide=("numpy",))
-    result = run(f"{python} -m scaffold_backend.cli init nn", tmp_path, python)
+    result = run(f"{python} -m scaffold_backend.commands.cli init nn", tmp_path, python)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "error: NAME: device name 'nn' is already used by PyTorch (torch.nn exists)",

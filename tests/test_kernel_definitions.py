@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from scaffold_backend.cpp_definitions import Signature, defined_signatures, kernel_signature, tokens
+from scaffold_backend.parse.cpp_definitions import Signature, defined_signatures, kernel_signature, tokens
 
 ABS = kernel_signature("tiny", "at::Tensor abs(const at::Tensor & self)")
 ABS_OUT = kernel_signature("tiny", "at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out)")

@@ -17,11 +17,11 @@ import pytest
 from click.testing import CliRunner
 from scaffold_testing import TESTS, run_cli_process, tree, write
 
-from scaffold_backend.cli import cli
-from scaffold_backend.outputs import Layout
+from scaffold_backend.commands.cli import cli
 from scaffold_backend.errors import OutputError
-from scaffold_backend.inputs import find_installed_torch
-from scaffold_backend.transaction import JOURNAL_NAME, output_lock
+from scaffold_backend.model.outputs import Layout
+from scaffold_backend.parse.inputs import find_installed_torch
+from scaffold_backend.write.transaction import JOURNAL_NAME, output_lock
 
 DATA = TESTS / "data"
 SMALL_YAML = (DATA / "small_backend.yaml").read_text()
@@ -491,8 +491,8 @@ def test_a_waiter_on_an_output_removed_by_its_creator_starts_over(tmp_path: Path
 def test_a_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:
     """A real write failure in the middle of staging (a file name the filesystem refuses): what
     was staged before it is removed, directories made for it too, and no file changes."""
-    from scaffold_backend.transaction import commit
-    from scaffold_backend.writer import Action, Change, Plan
+    from scaffold_backend.write.plan import Action, Change, Plan
+    from scaffold_backend.write.transaction import commit
 
     root = workspace(tmp_path, None)
     layout = Layout(root=root, out_dir=root / "generated", kernels_dir=root / "kernels")

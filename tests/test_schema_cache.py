@@ -22,7 +22,7 @@ def _generate(root: Path, cache_home: Path) -> subprocess.CompletedProcess[str]:
     shutil.copy(TESTS / "data" / "small_backend.yaml", root / "backend.yaml")
     shutil.copy(TESTS / "data" / "declarations_2.13_subset.h", root / "decls.h")
     process = subprocess.run(
-        [sys.executable, "-m", "scaffold_backend.cli", *ARGS],
+        [sys.executable, "-m", "scaffold_backend.commands.cli", *ARGS],
         cwd=root,
         capture_output=True,
         text=True,
@@ -88,7 +88,7 @@ def test_another_header_gets_its_own_cache_file(tmp_path: Path) -> None:
     header = root / "decls.h"
     header.write_text(header.read_text() + "\n// a comment changes the digest, not the ops\n")
     subprocess.run(
-        [sys.executable, "-m", "scaffold_backend.cli", *ARGS],
+        [sys.executable, "-m", "scaffold_backend.commands.cli", *ARGS],
         cwd=root,
         capture_output=True,
         check=True,

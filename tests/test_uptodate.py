@@ -14,20 +14,20 @@ from pathlib import Path
 import pytest
 from scaffold_testing import TESTS, run_cli_process
 
-from scaffold_backend.conflicts import END_MARKER, START_MARKER
-from scaffold_backend.uptodate import _stamp_path
+from scaffold_backend.model.conflicts import END_MARKER, START_MARKER
+from scaffold_backend.write.uptodate import _stamp_path
 
 ARGS = ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "generated"]
 
 # Runs the CLI in this process and reports whether the generator proper was imported.
 PROBE = """\
 import sys
-from scaffold_backend.cli import cli
+from scaffold_backend.commands.cli import cli
 try:
     cli(sys.argv[1:], prog_name="scaffold-backend")
 except SystemExit as exit:
     code = exit.code or 0
-print("IMPORTED" if {"torchgen.model", "jinja2", "scaffold_backend.generate"} & set(sys.modules) else "LIGHT")
+print("IMPORTED" if {"torchgen.model", "jinja2", "scaffold_backend.commands.generate"} & set(sys.modules) else "LIGHT")
 sys.exit(code)
 """
 
@@ -202,17 +202,17 @@ def test_a_file_changed_without_a_new_size_or_mtime_is_still_seen(tmp_path: Path
     assert path == "IMPORTED" and code != 0, output
 
 
-# The console script as installed (`scaffold_backend.entry:main`), reporting whether click and
+# The console script as installed (`scaffold_backend.commands.entry:main`), reporting whether click and
 # the command-line module were imported.
 ENTRY_PROBE = """\
 import sys
-from scaffold_backend.entry import main
+from scaffold_backend.commands.entry import main
 sys.argv = ["scaffold-backend", *sys.argv[1:]]
 try:
     main()
 except SystemExit as exit:
     code = exit.code or 0
-print("CLI" if {"click", "scaffold_backend.cli"} & set(sys.modules) else "NO-CLI")
+print("CLI" if {"click", "scaffold_backend.commands.cli"} & set(sys.modules) else "NO-CLI")
 sys.exit(code)
 """
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..outputs import OutputFile, Owner, autocast_registration_name
-from ..render import render
+from ..model.outputs import OutputFile, Owner, autocast_registration_name
 from .common import generated_banner
 from .context import EmitContext
+from .render import render
 
 
 @dataclass(frozen=True)

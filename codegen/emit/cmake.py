@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..outputs import SOURCES_CMAKE, OutputFile, Owner
-from ..render import render
+from ..model.outputs import SOURCES_CMAKE, OutputFile, Owner
 from .common import generated_banner
 from .context import EmitContext
+from .render import render
 
 
 def emit_sources_cmake(

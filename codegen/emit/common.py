@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..outputs import GENERATED_MARKER
-from ..selection import Selection
+from ..model.outputs import GENERATED_MARKER
+from ..select.selection import Selection
 
 
 def input_lines(selection: Selection) -> list[str]:

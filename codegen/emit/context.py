@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
-from ..model import BackendConfig
-from ..outputs import Layout
-from ..selection import OpStatus, SelectedOp, Selection
-from ..signatures import (
+from ..api.signatures import (
     FallbackBinding,
     KernelBinding,
     KernelSignature,
@@ -16,6 +13,9 @@ from ..signatures import (
     fallback_binding,
     kernel_binding,
 )
+from ..model.declarations import BackendConfig
+from ..model.outputs import Layout
+from ..select.selection import OpStatus, SelectedOp, Selection
 
 
 @dataclass(frozen=True)

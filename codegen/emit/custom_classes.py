@@ -12,14 +12,14 @@ from torchgen import local
 from torchgen.api import cpp
 from torchgen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Return, Type
 
-from .. import ident
-from ..custom_classes import FLATTEN_MEMBER, ClassMethod, CustomClass
-from ..outputs import CUSTOM_CLASS_DIRECTORY as CLASS_DIRECTORY
-from ..outputs import CUSTOM_CLASS_REGISTRATION as REGISTRATION_FILE
-from ..outputs import OutputFile, Owner
-from ..render import render
+from ..model import ident
+from ..model.outputs import CUSTOM_CLASS_DIRECTORY as CLASS_DIRECTORY
+from ..model.outputs import CUSTOM_CLASS_REGISTRATION as REGISTRATION_FILE
+from ..model.outputs import OutputFile, Owner
+from ..parse.custom_classes import FLATTEN_MEMBER, ClassMethod, CustomClass
 from .common import generated_banner
 from .context import EmitContext
+from .render import render
 
 _PYTHON_TYPES = {
     BaseType(BaseTy.Tensor): "torch.Tensor",

@@ -24,15 +24,15 @@ from dataclasses import dataclass
 
 from torchgen.model import CustomClassType, FunctionSchema, SchemaKind
 
-from .. import ident
-from ..kernel_file import KernelFile, StubFileArguments, StubKernel, render_kernel_file
-from ..model import BackendConfig, CustomOp
-from ..outputs import CUSTOM_CLASS_DIRECTORY, OutputFile, Owner
+from ..api.signatures import CustomKernelBinding, CustomOpWrapper, custom_kernel_binding, custom_op_wrapper
+from ..model import ident
+from ..model.declarations import BackendConfig, CustomOp
+from ..model.outputs import CUSTOM_CLASS_DIRECTORY, OutputFile, Owner
 from ..paths import CUSTOM_OPS_DIR
-from ..render import render
-from ..signatures import CustomKernelBinding, CustomOpWrapper, custom_kernel_binding, custom_op_wrapper
 from .common import generated_banner
 from .context import EmitContext
+from .kernel_file import KernelFile, StubFileArguments, StubKernel, render_kernel_file
+from .render import render
 
 DEFINITIONS_FILE = "CustomOpDefinitions.cpp"
 REGISTRATION_FILE = "RegisterCustomOps.cpp"

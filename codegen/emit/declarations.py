@@ -8,10 +8,10 @@ kernels are static members of one struct, which must live in the umbrella header
 
 from __future__ import annotations
 
-from ..outputs import OutputFile, Owner, group_header, umbrella_header_name
-from ..render import render
+from ..model.outputs import OutputFile, Owner, group_header, umbrella_header_name
 from .common import generated_banner
 from .context import EmitContext
+from .render import render
 
 # The headers ATen's own per-operator native headers include: enough for every type that appears
 # in a kernel signature (Tensor, Scalar, Storage, TensorOptions pieces, Generator, lists).

@@ -3,11 +3,11 @@ fallback wrappers for `fallback.explicit`, and the counters users read from Pyth
 
 from __future__ import annotations
 
-from ..model import FallbackDefault, FallbackMode
-from ..outputs import OutputFile, Owner, fallback_file_name
-from ..render import render
+from ..model.declarations import FallbackDefault, FallbackMode
+from ..model.outputs import OutputFile, Owner, fallback_file_name
 from .common import generated_banner
 from .context import EmitContext
+from .render import render
 
 
 def emit_fallback(context: EmitContext) -> list[OutputFile]:

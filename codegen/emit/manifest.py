@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import __version__
-from ..kernel_file import KernelFile
-from ..manifest import InputRecord, KernelFileRecord, Manifest, sha256_text
-from ..outputs import MANIFEST_NAME, OutputFile, Owner
+from ..model.manifest import InputRecord, KernelFileRecord, Manifest, sha256_text
+from ..model.outputs import MANIFEST_NAME, OutputFile, Owner
 from .context import EmitContext
+from .kernel_file import KernelFile
 
 
 def build_manifest(

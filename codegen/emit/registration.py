@@ -7,13 +7,13 @@ nature) go to one file for the Autograd<backend> key.
 
 from __future__ import annotations
 
-from ..ident import stable_shard
-from ..outputs import OutputFile, Owner, autograd_registration_name, group_header, registration_shard_name
-from ..render import render
-from ..selection import OpStatus, SelectedOp
-from ..signatures import KernelBinding
+from ..api.signatures import KernelBinding
+from ..model.ident import stable_shard
+from ..model.outputs import OutputFile, Owner, autograd_registration_name, group_header, registration_shard_name
+from ..select.selection import OpStatus, SelectedOp
 from .common import generated_banner
 from .context import EmitContext
+from .render import render
 
 DEVICE_GUARD_INCLUDES = (
     "<ATen/DeviceGuard.h>",

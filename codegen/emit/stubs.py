@@ -8,9 +8,9 @@ stub function (a KernelFile): merge.py uses them to update a file the user has e
 
 from __future__ import annotations
 
-from ..kernel_file import KernelFile, StubFileArguments, StubKernel, render_kernel_file
-from ..outputs import OutputFile, Owner, group_header
+from ..model.outputs import OutputFile, Owner, group_header
 from .context import EmitContext
+from .kernel_file import KernelFile, StubFileArguments, StubKernel, render_kernel_file
 
 
 def emit_stubs(context: EmitContext) -> list[KernelFile]:

@@ -135,7 +135,7 @@ def test_pinned_autocast_lists_cover_what_the_device_registers() -> None:
     # The generator refuses YAML entries already on PyTorch's lists by a list pinned in
     # codegen/autocast.py; every op the runtime registers for AutocastPrivateUse1, but the YAML's
     # own, must be on it, whatever the installed torch.
-    from scaffold_backend.autocast import PYTORCH_AUTOCAST_OPS
+    from scaffold_backend.select.autocast import PYTORCH_AUTOCAST_OPS
 
     registered = {
         name.removeprefix("aten::")

@@ -1,0 +1,1 @@
+"""C++ signatures and types of the selected operators, computed with torchgen's C++ API."""

@@ -1,0 +1,449 @@
+"""C++ signatures, computed by torchgen's own API (never by parsing C++ text).
+
+Three signatures matter for a kernel:
+- the dispatcher signature: what the dispatcher calls, exactly the declaration in
+  RegistrationDeclarations.h (c10::SymInt everywhere, out arguments last);
+- the kernel signature: what the user writes. It follows torchgen's convention for external
+  backends: the dispatcher signature, except that ops not listed under `symint` take int64_t /
+  at::IntArrayRef, and such kernels are named `<name>` while SymInt ones are `<name>_symint`;
+- the wrapper: a generated function with the dispatcher signature that checks devices, sets the
+  device guard and calls the kernel, converting arguments with torchgen's `translate`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import torchgen
+from torchgen import local
+from torchgen.api import dispatcher
+from torchgen.api.translate import translate
+from torchgen.api.types import Binding, DispatcherSignature, NativeSignature
+from torchgen.model import Argument, CustomClassType, FunctionSchema
+
+import yaml
+
+from ..model import ident
+from ..model.declarations import BackendConfig, Declaration, DeviceGuardType
+
+# torchgen renders a few types differently depending on per-operator flags from
+# native_functions.yaml, which the declarations header does not carry. The header's own C++
+# declaration tells which setting produced it; these are tried in order.
+_RENDERING_FLAGS = tuple(itertools.product((False, True), (False, True)))
+
+
+@contextmanager
+def _torchgen_flags(flags: tuple[bool, bool]) -> Iterator[None]:
+    const_ref_for_mutable_tensors, ilistref_for_tensor_lists = flags
+    with local.parametrize(
+        use_const_ref_for_mutable_tensors=const_ref_for_mutable_tensors,
+        use_ilistref_for_tensor_lists=ilistref_for_tensor_lists,
+    ):
+        yield
+
+
+def _declaration_text(schema: FunctionSchema, arguments: list[Binding]) -> str:
+    parameters = ", ".join(a.no_default().decl() for a in arguments)
+    returns = dispatcher.returns_type(schema.returns).cpp_type()
+    return f"{returns} {dispatcher.name(schema)}({parameters})"
+
+
+def render_dispatcher_declaration(schema: FunctionSchema) -> str:
+    """The declaration RegistrationDeclarations.h writes for `schema` (under the current flags)."""
+    return _declaration_text(schema, dispatcher.arguments(schema))
+
+
+def _rendering(declaration: Declaration) -> tuple[tuple[bool, bool] | None, list[Binding] | None]:
+    """`rendering_flags`, with the dispatcher arguments computed under the flags found (None
+    when the flags were decided without computing them), so a caller need not compute them
+    again."""
+    schema = declaration.require_schema()
+    arguments = schema.arguments.flat_all
+    if not any(a.is_write or a.type.is_list_like() for a in arguments):
+        # The flags only change how mutable tensors and tensor lists are spelled.
+        return _RENDERING_FLAGS[0], None
+    for flags in _RENDERING_FLAGS:
+        with _torchgen_flags(flags):
+            bindings = dispatcher.arguments(schema)
+            if _declaration_text(schema, bindings) == declaration.cpp_declaration:
+                return flags, bindings
+    return None, None
+
+
+def rendering_flags(declaration: Declaration) -> tuple[bool, bool] | None:
+    """The torchgen flags under which the schema renders to the header's declaration, or None
+    when no setting does (a header written by another torch release may spell types differently)."""
+    return _rendering(declaration)[0]
+
+
+# Ops that take tensors on two devices by design: copy_ calls them to move data between the host
+# and the backend. ATen leaves their device_check on (in-tree backends never ask for device
+# checks), so a backend with `device_guard: true` would reject every host<->device copy.
+CROSS_DEVICE_OPS = frozenset(
+    {"_copy_from", "_copy_from.out", "_copy_from_and_resize", "_copy_from_and_resize.out"}
+)
+
+
+@dataclass(frozen=True)
+class OpTraits:
+    """Per-operator settings from native_functions.yaml that decide the generated wrapper."""
+
+    device_check: bool = True
+    """False for ops that legitimately mix devices (copies, CPU scalars in TensorIterator ops)."""
+    device_guard: bool = True
+
+
+def native_functions_yaml() -> Path:
+    """The native_functions.yaml that ships inside the installed torchgen."""
+    return Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+
+
+@functools.cache
+def installed_op_traits() -> Mapping[str, OpTraits]:
+    """Traits of every op in the installed torchgen's native_functions.yaml. Ops missing there
+    (a header from another release) get the defaults.
+
+    The file is machine-written with one entry per `- func:` line and the two keys we need at
+    two-space indent, so a line scan reads it in ~10 ms where a YAML load takes ~200 ms; the
+    test suite checks the scan against a full YAML parse of the same file."""
+    traits: dict[str, OpTraits] = {}
+    op_name: str | None = None
+    device_check = device_guard = True
+
+    def finish() -> None:
+        if op_name is not None:
+            traits[op_name] = OpTraits(device_check=device_check, device_guard=device_guard)
+
+    with native_functions_yaml().open(encoding="utf-8") as stream:
+        for line in stream:
+            if line.startswith("- func:"):
+                finish()
+                op_name = line[len("- func:") :].strip().split("(", 1)[0]
+                device_check = device_guard = True
+            elif line.startswith("  device_check:"):
+                device_check = line.split(":", 1)[1].split("#", 1)[0].strip() != "NoCheck"
+            elif line.startswith("  device_guard:"):
+                device_guard = line.split(":", 1)[1].split("#", 1)[0].strip() != "False"
+    finish()
+    for op_name in CROSS_DEVICE_OPS & traits.keys():
+        traits[op_name] = OpTraits(device_check=False, device_guard=traits[op_name].device_guard)
+    return traits
+
+
+def installed_op_traits_from_yaml() -> Mapping[str, OpTraits]:
+    """The same table through a full YAML parse: the reference the line scan is tested against."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with native_functions_yaml().open(encoding="utf-8") as stream:
+        entries = yaml.load(stream, Loader=loader)
+    return {
+        entry["func"].split("(", 1)[0]: OpTraits(
+            device_check=entry.get("device_check", "ExactSame") != "NoCheck"
+            and entry["func"].split("(", 1)[0] not in CROSS_DEVICE_OPS,
+            device_guard=bool(entry.get("device_guard", True)),
+        )
+        for entry in entries
+    }
+
+
+@dataclass(frozen=True)
+class KernelBinding:
+    """Everything the emitters need to declare, wrap and register one kernel: its signature
+    (KernelSignature: the C++ types and names, the same for every backend on one header) and how
+    this backend calls and wraps it."""
+
+    op_name: str
+    signature: KernelSignature
+    qualified_kernel: str
+    """How registration code calls it: `ns::kernel` or `ns::Class::kernel`."""
+    wrapper_name: str
+    wrapper_head: str
+    """The wrapper's `<returns> <wrapper_name>(<dispatcher arguments>)`."""
+    wrapper_body: tuple[str, ...]
+    """Statements of the wrapper, the last one returning the kernel's result."""
+
+    @property
+    def kernel_name(self) -> str:
+        return self.signature.kernel_name
+
+    def kernel_declaration(self, scope: str = "") -> str:
+        """`<returns> <scope><kernel_name>(<arguments>)`, without a trailing semicolon."""
+        signature = self.signature
+        return f"{signature.kernel_returns} {scope}{signature.kernel_name}({signature.kernel_arguments})"
+
+    def type_signature(self) -> str:
+        """The declaration without parameter names: what C++ matches a definition by. Two
+        kernels with the same type signature accept each other's definition lines, whatever
+        their parameters are called."""
+        signature = self.signature
+        return f"{signature.kernel_returns} {signature.kernel_name}({', '.join(signature.kernel_argument_types)})"
+
+
+def _tensor_like(arguments: list[Argument]) -> list[str]:
+    return [argument.name for argument in arguments if argument.type.is_tensor_like()]
+
+
+def _device_check_statements(schema: FunctionSchema, traits: OpTraits, op_name: str) -> list[str]:
+    """torchgen's device check, for backends that ask for it: every tensor argument on one
+    device."""
+    arguments = schema.arguments
+    checked = _tensor_like(list(arguments.out) + list(arguments.flat_positional))
+    if not traits.device_check or not checked:
+        return []
+    return [
+        "std::optional<c10::Device> common_device = std::nullopt;",
+        *(
+            f'c10::impl::check_and_update_common_device(common_device, {name}, "aten::{op_name}", "{name}");'
+            for name in checked
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class GuardedDevice:
+    """The device a wrapper's guard makes current, as torchgen picks it."""
+
+    expression: str
+    """C++ of type c10::Device (`optional` false) or std::optional<c10::Device> (true)."""
+    optional: bool
+
+    def statement(self, guard_type: DeviceGuardType | None) -> str:
+        """The guard's declaration: c10's device-generic guard, or the runtime's own type."""
+        if guard_type is not None:
+            cpp_type = guard_type.cpp_type
+        else:
+            cpp_type = "c10::OptionalDeviceGuard" if self.optional else "c10::DeviceGuard"
+        return f"const {cpp_type} device_guard({self.expression});"
+
+
+def _guarded_device(schema: FunctionSchema) -> GuardedDevice | None:
+    """torchgen's choice: a factory makes the requested device current while the kernel
+    allocates; any other op the device of its first tensor (self, out=, then positional). None
+    for an op without tensors."""
+    arguments = schema.arguments
+    if arguments.tensor_options is not None:
+        return GuardedDevice("c10::device_or_default(device)", optional=False)
+    candidates = ([arguments.self_arg.argument] if arguments.self_arg else []) + list(
+        itertools.chain(arguments.out, arguments.flat_positional)
+    )
+    first = next(iter(_tensor_like(candidates)), None)
+    if first is None:
+        return None
+    return GuardedDevice(f"at::device_of({first})", optional=True)
+
+
+@dataclass(frozen=True)
+class KernelSignature:
+    """What torchgen computes for one kernel: its C++ types and names, independent of the
+    backend's namespace and class. The costly part of a binding (most of a full generation's
+    time), so schema_cache.py keeps it per header digest."""
+
+    kernel_returns: str
+    kernel_name: str
+    kernel_arguments: str
+    kernel_argument_names: tuple[str, ...]
+    kernel_argument_types: tuple[str, ...]
+    wrapper_returns: str
+    wrapper_arguments: str
+    call_arguments: str
+    """How the wrapper passes its dispatcher arguments to the kernel."""
+    device_check_statements: tuple[str, ...]
+    """The device check for a backend with `device_guard` on."""
+    guarded_device: GuardedDevice | None
+    """What the device guard of such a backend makes current (None: no guard)."""
+
+
+def kernel_signature(declaration: Declaration, *, symint: bool) -> KernelSignature:
+    schema = declaration.require_schema()
+    found_flags, rendered_arguments = _rendering(declaration)
+    flags = found_flags or _RENDERING_FLAGS[0]
+    traits = installed_op_traits().get(declaration.op_name, OpTraits())
+    with _torchgen_flags(flags):
+        dispatcher_signature = DispatcherSignature.from_schema(schema)
+        native_signature = NativeSignature(schema, symint=symint)
+        # Each arguments() call recomputes the C++ bindings from the schema: ask once, and not
+        # at all when finding the flags already did.
+        dispatcher_arguments = rendered_arguments or dispatcher_signature.arguments()
+        native_arguments = native_signature.arguments()
+        if [a.type for a in dispatcher_arguments] == [a.type for a in native_arguments]:
+            # Same types in the same order (no SymInt to narrow): pass the arguments through.
+            # translate() would say the same, at a quarter of a generation's time for 858 ops.
+            call_arguments = ", ".join(a.name for a in dispatcher_arguments)
+        else:
+            call_arguments = ", ".join(
+                expression.expr
+                for expression in translate(dispatcher_arguments, native_arguments, method=False)
+            )
+        signature = KernelSignature(
+            kernel_returns=native_signature.returns_type().cpp_type(),
+            kernel_name=dispatcher.name(schema) + ("_symint" if symint else ""),
+            kernel_arguments=", ".join(a.no_default().defn() for a in native_arguments),
+            kernel_argument_names=tuple(a.name for a in native_arguments),
+            kernel_argument_types=tuple(a.type for a in native_arguments),
+            wrapper_returns=dispatcher_signature.returns_type().cpp_type(),
+            wrapper_arguments=", ".join(a.defn() for a in dispatcher_arguments),
+            call_arguments=call_arguments,
+            device_check_statements=tuple(_device_check_statements(schema, traits, declaration.op_name)),
+            guarded_device=_guarded_device(schema) if traits.device_guard else None,
+        )
+    return signature
+
+
+SignatureKey = tuple[str, bool]
+"""(op name, symint): what a KernelSignature is computed from, given the header."""
+
+
+def kernel_binding(
+    declaration: Declaration,
+    *,
+    symint: bool,
+    config: BackendConfig,
+    signatures: MutableMapping[SignatureKey, KernelSignature] | None = None,
+) -> KernelBinding:
+    """`signatures`: kernel signatures already computed for this header (schema_cache.py); one
+    computed here is added to it."""
+    key = (declaration.op_name, symint)
+    signature = signatures.get(key) if signatures is not None else None
+    if signature is None:
+        signature = kernel_signature(declaration, symint=symint)
+        if signatures is not None:
+            signatures[key] = signature
+    scope = config.cpp_namespace + (f"::{config.class_name}" if config.class_name else "")
+    qualified_kernel = f"{scope}::{signature.kernel_name}"
+    body: list[str] = []
+    if config.device_guard:
+        body += signature.device_check_statements
+        if signature.guarded_device is not None:
+            body.append(signature.guarded_device.statement(config.device_guard_type))
+    body.append(f"return {qualified_kernel}({signature.call_arguments});")
+    wrapper_name = ident.wrapper_name("wrapper", declaration.name)
+    return KernelBinding(
+        op_name=declaration.op_name,
+        signature=signature,
+        qualified_kernel=qualified_kernel,
+        wrapper_name=wrapper_name,
+        wrapper_head=f"{signature.wrapper_returns} {wrapper_name}({signature.wrapper_arguments})",
+        wrapper_body=tuple(body),
+    )
+
+
+@dataclass(frozen=True)
+class FallbackBinding:
+    """A typed per-op CPU fallback: the dispatcher signature, forwarding to the boxed fallback."""
+
+    op_name: str
+    wrapper_name: str
+    wrapper_head: str
+    ops_struct: str
+    """ATen's `at::_ops::<name>` struct describing the op (from <ATen/ops/<root>_ops.h>)."""
+    ops_header: str
+    argument_names: str
+
+
+def fallback_binding(declaration: Declaration) -> FallbackBinding:
+    schema = declaration.require_schema()
+    flags = rendering_flags(declaration) or _RENDERING_FLAGS[0]
+    with _torchgen_flags(flags):
+        signature = DispatcherSignature.from_schema(schema)
+        arguments = signature.arguments()
+        wrapper_name = ident.wrapper_name("fallback", declaration.name)
+        head = (
+            f"{signature.returns_type().cpp_type()} {wrapper_name}("
+            + ", ".join(a.defn() for a in arguments)
+            + ")"
+        )
+    root = ident.stub_group(declaration.name)
+    return FallbackBinding(
+        op_name=declaration.op_name,
+        wrapper_name=wrapper_name,
+        wrapper_head=head,
+        ops_struct=f"at::_ops::{declaration.name.unambiguous_name()}",
+        ops_header=f"<ATen/ops/{root}_ops.h>",
+        argument_names=", ".join(a.name for a in arguments),
+    )
+
+
+@dataclass(frozen=True)
+class CustomKernelBinding:
+    """One C++ kernel of a custom op (its CPU or its device kernel), registered with m.impl():
+    the dispatcher signature, which c10 checks against the schema when the library loads."""
+
+    kernel_name: str
+    qualified_kernel: str
+    declaration: str
+    """`<returns> <kernel_name>(<arguments>)`, parameters named as in the schema."""
+    type_signature: str
+    """The declaration without parameter names (see KernelBinding.type_signature)."""
+    returns: str
+    parameters: str
+    """`const at::Tensor & a, double c`: the parameters with their names."""
+    argument_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CustomOpWrapper:
+    """What the registration binds instead of a device kernel: the same signature, making the
+    tensors' device current (c10::OptionalDeviceGuard) before calling the kernel, as PyTorch's
+    generated wrappers do for aten kernels."""
+
+    name: str
+    head: str
+    body: tuple[str, ...]
+
+
+def custom_class_type(class_type: CustomClassType, classes: Mapping[str, str]) -> str:
+    """The C++ parameter type of a custom class argument (`__torch__.torch.classes.foo.Queue`):
+    what c10 passes a kernel for it. `classes` maps torchgen's class name (`foo.Queue`) to the
+    C++ class; the YAML parser has checked every class argument names one of them."""
+    return f"const c10::intrusive_ptr<{classes[class_type.class_name]}> &"
+
+
+def custom_kernel_binding(
+    schema: FunctionSchema, kernel_name: str, scope: str, classes: Mapping[str, str]
+) -> CustomKernelBinding:
+    """Custom ops use the dispatcher API as it is (c10::SymInt stays SymInt), with plain
+    `at::TensorList` for Tensor[] and non-const references for mutated tensors: the types
+    c10's schema inference accepts for a function registered with m.impl(). torchgen's C++ API
+    has no type for a custom class argument; custom_class_type gives it."""
+    parameters: list[str] = []
+    types: list[str] = []
+    with _torchgen_flags((False, False)):
+        for argument in dispatcher.jit_arguments(schema):
+            if isinstance(argument.type, CustomClassType):
+                cpp_type = custom_class_type(argument.type, classes)
+                parameters.append(f"{cpp_type} {argument.name}")
+            else:
+                binding = dispatcher.argument(argument, symint=True)
+                cpp_type = binding.type
+                parameters.append(binding.no_default().defn())
+            types.append(cpp_type)
+        returns = dispatcher.returns_type(schema.returns, symint=True).cpp_type()
+    return CustomKernelBinding(
+        kernel_name=kernel_name,
+        qualified_kernel=f"{scope}::{kernel_name}",
+        declaration=f"{returns} {kernel_name}({', '.join(parameters)})",
+        type_signature=f"{returns} {kernel_name}({', '.join(types)})",
+        returns=returns,
+        parameters=", ".join(parameters),
+        argument_names=tuple(argument.name for argument in dispatcher.jit_arguments(schema)),
+    )
+
+
+def custom_op_wrapper(
+    schema: FunctionSchema, kernel: CustomKernelBinding, wrapper_name: str, guard_type: DeviceGuardType | None
+) -> CustomOpWrapper:
+    """The device kernel's wrapper: the guard (`guard_type`, or c10's) of the first tensor
+    argument's device (or of the `device` argument of a factory), then the kernel. An op without
+    tensors gets no guard."""
+    guarded = _guarded_device(schema)
+    guard = guarded.statement(guard_type) if guarded is not None else None
+    call = f"{kernel.qualified_kernel}({', '.join(kernel.argument_names)});"
+    return CustomOpWrapper(
+        name=wrapper_name,
+        head=f"{kernel.returns} {wrapper_name}({kernel.parameters})",
+        body=(*([guard] if guard else []), f"return {call}" if kernel.returns != "void" else call),
+    )

@@ -1,0 +1,1 @@
+"""The commands (``generate``, ``init``, ``diff``, ``ops``) and the command line that offers them."""

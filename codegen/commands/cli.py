@@ -1,0 +1,276 @@
+"""The `scaffold-backend` command line. Commands parse options, call library functions and print
+what those return; the logic lives in the modules they call.
+
+Only light modules are imported here: the generator proper (torchgen, Jinja, the declarations
+parser) is imported by the commands that need it, so that `generate` on an up-to-date tree
+answers in a few hundredths of a second (see uptodate.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .. import __version__
+from ..errors import ScaffoldError
+from ..model.op_status import OpStatus
+from ..write.uptodate import answer_if_up_to_date, record_current
+from .project import resolve_generate_options, resolve_inputs
+from .report_formats import REPORT_FORMATS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reports_errors(command: F) -> F:
+    """Print a ScaffoldError as one clear message and exit with its code (no traceback unless
+    --debug)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except ScaffoldError as error:
+            if click.get_current_context().find_root().params.get("debug"):
+                raise
+            click.echo(f"error: {error}", err=True)
+            sys.exit(error.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _echo(lines: list[str], notes: list[str] | None = None) -> None:
+    for line in lines:
+        click.echo(line)
+    for note in notes or []:
+        click.echo(note, err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="scaffold-backend")
+@click.option("--debug", is_flag=True, help="Show tracebacks for input errors too.")
+def cli(debug: bool) -> None:
+    """Generate and maintain an out-of-tree PyTorch device backend.
+
+    Reads torch's RegistrationDeclarations.h and a backend YAML, and writes kernel declarations,
+    registrations, the CPU fallback and kernel stubs. Exit codes: 0 success, 1 drift or merge
+    conflicts, 2 bad input.
+    """
+
+
+class _NonEmptyPath(click.Path):
+    """A path option that refuses the empty string (click would read it as `.`: `--out ""`
+    would write into the working directory)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path is not a path", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+FilePath = _NonEmptyPath(path_type=Path, dir_okay=False)
+DirectoryPath = _NonEmptyPath(path_type=Path, file_okay=False)
+yaml_option = click.option(
+    "--yaml", type=FilePath, default=None, help="Backend YAML (default: [tool.scaffold-backend] yaml)."
+)
+declarations_option = click.option(
+    "--declarations",
+    type=FilePath,
+    default=None,
+    help="RegistrationDeclarations.h to read (default: the installed torch's).",
+)
+
+
+@cli.command()
+@yaml_option
+@declarations_option
+@click.option(
+    "--status",
+    "statuses",
+    type=click.Choice([status.value for status in OpStatus]),
+    multiple=True,
+    help="Only ops with this status (repeatable).",
+)
+@click.option(
+    "--all", "show_all", is_flag=True,
+    help="Include composite ops (default: only ops a backend registers or falls back for).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@reports_errors
+def ops(
+    yaml: Path | None,
+    declarations: Path | None,
+    statuses: tuple[str, ...],
+    show_all: bool,
+    as_json: bool,
+) -> None:
+    """List every operator and what the backend does with it."""
+    from .generate import load_selection
+    from .report import ops_rows, ops_table
+
+    inputs = resolve_inputs(Path.cwd(), yaml, declarations)
+    selection = load_selection(inputs.yaml, inputs.declarations, inputs.root)
+    wanted = {OpStatus(status) for status in statuses}
+    if not wanted:
+        wanted = set(OpStatus) if show_all else set(OpStatus) - {OpStatus.COMPOSITE}
+    rows = ops_rows(selection, wanted)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        click.echo(ops_table(selection, rows), nl=False)
+
+
+@cli.command()
+@yaml_option
+@click.option(
+    "--out", type=DirectoryPath, default=None,
+    help="Output directory for generated files (default: [tool.scaffold-backend] out).",
+)
+@click.option(
+    "--kernels", type=DirectoryPath, default=None,
+    help="Directory of the user-owned kernel files "
+    "(default: [tool.scaffold-backend] kernels, else <out>/../kernels).",
+)
+@declarations_option
+@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 listing the stale files.")
+@click.option("--dry-run", is_flag=True, help="Write nothing; list what would change.")
+@click.option("--force", is_flag=True, help="Overwrite generated files even if edited by hand.")
+@reports_errors
+def generate(
+    yaml: Path | None,
+    out: Path | None,
+    kernels: Path | None,
+    declarations: Path | None,
+    check_only: bool,
+    dry_run: bool,
+    force: bool,
+) -> None:
+    """Generate the backend's C++ sources from the declarations and the backend YAML."""
+    options = resolve_generate_options(Path.cwd(), yaml, out, kernels, declarations, force)
+    answer = answer_if_up_to_date(options)
+    if answer is not None:
+        _echo(*answer)
+        return
+
+    from .generate import plan_only, require_current, require_no_conflicts, run
+    from .report import generate_report
+
+    planned = check_only or dry_run
+    result = plan_only(options, check=check_only) if planned else run(options)
+    _echo(*generate_report(result, options.root, planned=planned))
+    if check_only:
+        require_current(result)
+    else:
+        require_no_conflicts(result)
+    if not result.conflicts() and (not planned or not result.plan):
+        record_current(options)
+
+
+@cli.command("diff")
+@click.argument("old")
+@click.argument("new")
+@yaml_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(REPORT_FORMATS),
+    default="text",
+    show_default=True,
+    help="markdown is short enough for a PR description; json is stable for tools.",
+)
+@reports_errors
+def diff_command(old: str, new: str, yaml: Path | None, output_format: str) -> None:
+    """Compare two RegistrationDeclarations.h: what a PyTorch upgrade changes.
+
+    OLD and NEW are header files, torch installations (directories), or `installed` for the
+    current torch. With a backend YAML (--yaml, or the project's), the report also says which of
+    the backend's ops and kernel files are affected and what to do.
+    """
+    from ..parse.inputs import load_backend_config, load_declarations_argument
+    from .diff import backend_impact, diff_declarations
+    from .diff_report import RENDERERS
+
+    cwd = Path.cwd()
+    inputs = resolve_inputs(cwd, yaml, None)
+    declarations_diff = diff_declarations(
+        load_declarations_argument("OLD", old, cwd, inputs.root),
+        load_declarations_argument("NEW", new, cwd, inputs.root),
+    )
+    impacts = backend = None
+    if inputs.yaml is not None:
+        config = load_backend_config(inputs.yaml, inputs.root)
+        impacts = backend_impact(declarations_diff, config, inputs.kernels_dir_name)
+        backend = config.display_path
+    click.echo(RENDERERS[output_format](declarations_diff, impacts, backend), nl=False)
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--dir", "directory", type=DirectoryPath, default=None, help="Where (default: ./NAME).")
+@click.option(
+    "--ops", multiple=True,
+    help="Ops to implement besides the core set (repeatable; kernel stubs are created).",
+)
+@click.option(
+    "--from-yaml", type=FilePath, default=None,
+    help="Start from this backend YAML (its device and namespace become NAME).",
+)
+@click.option(
+    "--force", is_flag=True,
+    help="Add the files to a non-empty directory; existing files are never overwritten or deleted.",
+)
+@click.option("--dry-run", is_flag=True, help="List the files it would create; create nothing.")
+@reports_errors
+def init(
+    name: str,
+    directory: Path | None,
+    ops: tuple[str, ...],
+    from_yaml: Path | None,
+    force: bool,
+    dry_run: bool,
+) -> None:
+    """Create a new backend project NAME: device `NAME`, package `torch_NAME`.
+
+    The project builds, imports and passes its own tests before you write a line: the core
+    factory/copy/view kernels forward to the bundled device runtime and every other op runs on
+    the CPU through the generated fallback until you implement it.
+    """
+    from .init.project import InitOptions, init_project
+    from .report import init_report
+
+    cwd = Path.cwd()
+    options = InitOptions(
+        name=name,
+        target=cwd / directory if directory else cwd / name,
+        ops=ops,
+        from_yaml=cwd / from_yaml if from_yaml else None,
+        force=force,
+        dry_run=dry_run,
+    )
+    _echo(init_report(init_project(options), cwd, dry_run=dry_run))
+
+
+def main() -> None:
+    """The console script: click's usage errors become one line like every other error."""
+    try:
+        code = cli.main(prog_name="scaffold-backend", standalone_mode=False)
+    except click.UsageError as error:
+        command = error.ctx.command_path if error.ctx is not None else "scaffold-backend"
+        click.echo(f"error: {command}: {error.format_message()}", err=True)
+        sys.exit(error.exit_code)
+    except click.ClickException as error:
+        click.echo(f"error: {error.format_message()}", err=True)
+        sys.exit(error.exit_code)
+    except click.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,307 @@
+"""`generate`: from the inputs to a plan of file changes, and from the plan to the disk.
+
+Everything is computed before anything is written: a bad input, an unknown op or a file that
+must not be overwritten stops the run with nothing half-written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..api.schema_cache import SchemaCache
+from ..emit.autocast import emit_autocast_registration
+from ..emit.cmake import emit_sources_cmake
+from ..emit.context import EmitContext, build_context
+from ..emit.custom_classes import custom_class_scaffolds, emit_custom_class_registration
+from ..emit.custom_ops import emit_custom_op_files, emit_custom_op_stubs
+from ..emit.declarations import emit_declarations
+from ..emit.fallback import emit_fallback
+from ..emit.kernel_file import KernelFile
+from ..emit.manifest import build_manifest, emit_manifest
+from ..emit.registration import emit_autograd_registration, emit_registration_shards
+from ..emit.stubs import emit_stubs
+from ..errors import ManifestError, MergeConflictError, SourceLocation, StaleOutputError
+from ..model.declarations import DeclarationsFile
+from ..model.manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
+from ..model.options import GenerateOptions
+from ..model.outputs import MANIFEST_NAME, Layout, OutputFile
+from ..parse.backend_yaml import default_backend_config
+from ..parse.inputs import display_path, find_installed_torch, load_backend_config, load_declarations
+from ..parse.torch_support import torch_support
+from ..select.selection import Selection, select
+from ..write import kernel_text, safety, transaction
+from ..write.merge import MergeOutcome, MergeResult, update_kernel_file
+from ..write.plan import Action, Change, Plan, check_unique_paths, hand_edited, plan_generated_files
+
+
+@dataclass(frozen=True)
+class GenerateResult:
+    context: EmitContext
+    """The selection, layout and C++ bindings the outputs were emitted from."""
+    kernel_files: tuple[KernelFile, ...]
+    """The kernel files as the generator emits them (before any merge with the user's)."""
+    plan: Plan
+    merges: dict[Path, MergeResult]
+    """Kernel files that needed more than creation, and what happened to them."""
+    orphaned: tuple[str, ...]
+    """Kernel files (relative to the output directory) whose ops are no longer generated."""
+    kept_parameter_names: dict[Path, tuple[str, ...]] = field(default_factory=dict)
+    """Kernel files whose definition lines keep the user's parameter names for these ops, because
+    the declarations changed since the last run and PyTorch renamed their parameters only."""
+    edited: tuple[Path, ...] = ()
+    """Under --check: generated files edited by hand (or not written by scaffold-backend)."""
+    class_scaffolds: tuple[OutputFile, ...] = ()
+    """The custom classes' user files as the generator scaffolds them (created only when missing)."""
+
+    @property
+    def selection(self) -> Selection:
+        return self.context.selection
+
+    @property
+    def layout(self) -> Layout:
+        return self.context.layout
+
+    def conflicts(self) -> list[Path]:
+        return sorted(path for path, result in self.merges.items() if result.outcome is MergeOutcome.CONFLICT)
+
+
+def load_selection(yaml_path: Path | None, declarations_path: Path | None, root: Path) -> Selection:
+    """Read both inputs and select. Without a backend YAML every required op falls back."""
+    return _select(load_declarations(declarations_path, root), yaml_path, root)
+
+
+def load_selection_cached(
+    yaml_path: Path | None, declarations_path: Path | None, root: Path
+) -> tuple[Selection, SchemaCache]:
+    """`load_selection`, with the header's schema cache primed before any schema is parsed."""
+    declarations = load_declarations(declarations_path, root)
+    cache = SchemaCache.open(declarations)
+    cache.prime(declarations)
+    return _select(declarations, yaml_path, root), cache
+
+
+def _select(declarations: DeclarationsFile, yaml_path: Path | None, root: Path) -> Selection:
+    config = load_backend_config(yaml_path, root) if yaml_path else default_backend_config()
+    return select(config, declarations)
+
+
+def read_manifest(layout: Layout) -> Manifest | None:
+    """The last run's manifest, validated as an input: its shape, and every path it names
+    confined to the output and kernel directories."""
+    path = layout.in_out(MANIFEST_NAME)
+    shown = display_path(path, layout.root)
+    if not path.exists() and not path.is_symlink():
+        return None
+    safety.check_confined(path, layout, "the manifest")
+    manifest = parse_manifest(read_manifest_text(path, shown), shown)
+    safety.check_manifest_paths(manifest, layout, shown)
+    return manifest
+
+
+def read_manifest_text(path: Path, shown: str) -> str:
+    """The manifest's text, read with a bound (an endless file is not a manifest)."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as error:
+        raise ManifestError(
+            f"cannot read the manifest: {error.strerror or error}", location=SourceLocation(shown)
+        ) from None
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise ManifestError("the manifest is not valid: it is far too large", location=SourceLocation(shown))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ManifestError(
+            "the manifest is not valid: it is not UTF-8 text",
+            location=SourceLocation(shown, data.count(b"\n", 0, error.start) + 1),
+        ) from None
+
+
+def generated_files(context: EmitContext) -> list[OutputFile]:
+    return [
+        *emit_declarations(context),
+        *emit_registration_shards(context),
+        *emit_autograd_registration(context),
+        *emit_autocast_registration(context),
+        *emit_fallback(context),
+        *emit_custom_class_registration(context),
+        *emit_custom_op_files(context),
+    ]
+
+
+def layout_of(options: GenerateOptions) -> Layout:
+    return Layout(root=options.root, out_dir=options.out_dir, kernels_dir=options.kernels_dir)
+
+
+def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
+    """Compute every change `generate` would make, writing nothing. With `check` (the CI gate),
+    a generated file edited by hand is drift to report, not a reason to stop."""
+    torch_support().check(find_installed_torch().version)
+    selection, schema_cache = load_selection_cached(options.yaml_path, options.declarations_path, options.root)
+    layout = layout_of(options)
+    safety.check_output_directories(layout)
+    context = build_context(selection, layout, schema_cache.signatures)
+    schema_cache.save(selection.declarations)
+    previous = read_manifest(layout)
+
+    generated = generated_files(context)
+    kernel_files = []
+    kept_names: dict[Path, tuple[str, ...]] = {}
+    for emitted in [*emit_stubs(context), *emit_custom_op_stubs(context)]:
+        kernel, kept = _keeping_user_parameter_names(emitted, previous, layout)
+        kernel_files.append(kernel)
+        upgraded = previous is not None and previous.declarations.sha256 != selection.declarations.sha256
+        if kept and upgraded:
+            kept_names[kernel.output.path] = kept
+    scaffolds = custom_class_scaffolds(context)
+    check_unique_paths([*generated, *(kernel.output for kernel in kernel_files), *scaffolds])
+    confinement = safety.Confinement(layout)
+    for output in (*generated, *(kernel.output for kernel in kernel_files), *scaffolds):
+        confinement.check(output.path, "an output file")
+
+    kernel_changes, merges = _plan_kernel_files(kernel_files, previous, layout)
+    # A custom class's own files are the user's from the start: created once, never rewritten.
+    kernel_changes += [
+        Change(output.path, Action.CREATE, output.content)
+        for output in scaffolds
+        if not output.path.exists() and not output.path.is_symlink()
+    ]
+    orphaned = _orphaned_kernel_files(kernel_files, previous, layout)
+    compiled = [k.output for k in kernel_files] + [output for output in scaffolds if output.path.suffix == ".cpp"]
+    generated.append(emit_sources_cmake(context, generated, compiled, orphaned))
+    manifest = build_manifest(context, generated, kernel_files, orphaned, scaffolds)
+    generated.append(emit_manifest(context, manifest))
+
+    generated_changes = plan_generated_files(
+        generated, previous, layout, options.root, force=options.force or check
+    )
+    # The manifest goes last: if a run is interrupted, the next one still sees the old record.
+    ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)
+    plan = Plan(tuple(kernel_changes + ordered))
+    edited = tuple(hand_edited(generated_changes, previous, layout)) if check else ()
+    return GenerateResult(
+        context, tuple(kernel_files), plan, merges, tuple(orphaned), kept_names, edited, tuple(scaffolds)
+    )
+
+
+def _keeping_user_parameter_names(
+    kernel: KernelFile, previous: Manifest | None, layout: Layout
+) -> tuple[KernelFile, tuple[str, ...]]:
+    """Where PyTorch renamed a kernel's parameters but kept their types, the file keeps the
+    definition line it has: the body uses those names, and C++ matches a definition to its
+    declaration by types alone. Only a change of types rewrites a definition line."""
+    record = previous.kernel_files.get(layout.from_out(kernel.output.path)) if previous else None
+    if record is None or not kernel.output.path.exists():
+        return kernel, ()
+    kept = {
+        op: record.heads[op]
+        for op, signature in kernel.type_signatures.items()
+        if op in record.heads
+        and record.heads[op] != kernel.heads[op]
+        and record.type_signatures.get(op) == signature
+    }
+    return kernel.keeping_heads(kept), tuple(sorted(kept))
+
+
+def _plan_kernel_files(
+    kernel_files: list[KernelFile], previous: Manifest | None, layout: Layout
+) -> tuple[list[Change], dict[Path, MergeResult]]:
+    changes = []
+    merges = {}
+    for kernel in kernel_files:
+        path = kernel.output.path
+        current = kernel_text.read_kernel_file(path, layout.root)
+        if current is None:
+            changes.append(Change(path, Action.CREATE, kernel.output.content))
+            continue
+        record = previous.kernel_files.get(layout.from_out(path)) if previous else None
+        result = kernel_text.update_preserving_form(
+            current, record, kernel, update_kernel_file, display_path(path, layout.root)
+        )
+        if result.outcome is not MergeOutcome.UNCHANGED or result.removed_ops:
+            merges[path] = result
+        if result.content != current:
+            action = {
+                MergeOutcome.REGENERATED: Action.UPDATE,
+                MergeOutcome.MERGED: Action.MERGE,
+                MergeOutcome.CONFLICT: Action.CONFLICT,
+            }[result.outcome]
+            changes.append(Change(path, action, result.content))
+    return changes, merges
+
+
+def _orphaned_kernel_files(
+    kernel_files: list[KernelFile], previous: Manifest | None, layout: Layout
+) -> list[str]:
+    """Kernel files recorded before whose ops are all gone now, still on disk."""
+    if previous is None:
+        return []
+    current = {layout.from_out(kernel.output.path) for kernel in kernel_files}
+    candidates = set(previous.kernel_files) | set(previous.orphaned_kernel_files)
+    return sorted(
+        relative
+        for relative in candidates - current
+        if (layout.out_dir / relative).exists()
+    )
+
+
+def run(options: GenerateOptions) -> GenerateResult:
+    """Generate and write, as one transaction under the output directory's lock: a transaction
+    an interrupted run left is completed first, its temporary files removed. Merge conflicts are
+    written (with markers) like any other change; callers then fail with
+    `require_no_conflicts`."""
+    layout = layout_of(options)
+    with transaction.output_lock(layout):
+        transaction.recover(layout)
+        result = prepare(options)
+        previous = read_manifest(layout)
+        known = [change.path for change in result.plan.changes]
+        known += [kernel.output.path for kernel in result.kernel_files]
+        if previous is not None:
+            known += [layout.out_dir / relative for relative in (*previous.files, *previous.kernel_files)]
+        transaction.remove_stale_temporaries(known, layout)
+        transaction.commit(result.plan, layout)
+    return result
+
+
+def plan_only(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
+    """What `run` would do, writing nothing (--check, --dry-run); under the lock, so it never
+    sees a tree another run is halfway through. `check`: see `prepare`."""
+    layout = layout_of(options)
+    with transaction.output_lock(layout, create=False):
+        if transaction.has_interrupted_transaction(layout):
+            raise StaleOutputError(
+                "an interrupted `scaffold-backend generate` left its write unfinished",
+                location=SourceLocation(display_path(transaction.journal_path(layout), layout.root)),
+                hint="run `scaffold-backend generate`: it completes the write first",
+            )
+        return prepare(options, check=check)
+
+
+def require_no_conflicts(result: GenerateResult) -> None:
+    conflicts = result.conflicts()
+    if conflicts:
+        names = ", ".join(display_path(path, result.layout.root) for path in conflicts)
+        raise MergeConflictError(
+            f"kernel file(s) with unresolved merge conflicts: {names}",
+            hint="resolve the <<<<<<< / >>>>>>> regions, then run `scaffold-backend generate` again",
+        )
+
+
+def require_current(result: GenerateResult) -> None:
+    """The CI gate on a prepared (unwritten) result: unresolved conflicts or stale files fail."""
+    require_no_conflicts(result)
+    if result.plan:
+        edited = ""
+        if result.edited:
+            names = ", ".join(display_path(path, result.layout.root) for path in result.edited)
+            edited = f"; edited by hand: {names}"
+        raise StaleOutputError(
+            f"{len(result.plan.changes)} file(s) are stale against "
+            f"{result.selection.declarations.description} and {result.selection.config.display_path}"
+            + edited,
+            hint="run `scaffold-backend generate` and commit the result"
+            + (" (--force discards the hand edits; move them into kernel files first)" if result.edited else ""),
+        )

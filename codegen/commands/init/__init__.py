@@ -1,0 +1,1 @@
+"""``scaffold-backend init``: a new backend project."""

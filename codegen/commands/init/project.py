@@ -1,0 +1,201 @@
+"""`scaffold-backend init NAME`: a new backend project that builds, imports and passes its own
+tests before its author writes a line.
+
+The project has the shape of the reference backend in this repository: its device runtime is
+copied verbatim from runtime/ and its small per-project files are rendered from templates/project/
+(init_files.py); its backend YAML is the default one or the user's, adapted (init_yaml.py); NAME is
+checked by init_names.py. The generator then runs on the new project, and the kernels of the core
+ops (factories, copies, views) forward to the runtime's implementations.
+
+Everything is staged in a temporary directory beside the target and moved into place at the
+end: a bad name, a bad YAML or an unwritable target leaves nothing half-created.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import ProjectConfigError, SourceLocation
+from ...model.declarations import DeclarationsFile
+from ...model.options import GenerateOptions
+from ...parse.backend_yaml import parse_backend_yaml
+from ...parse.inputs import display_path, load_declarations
+from ...parse.installed_torch import find_installed_torch
+from ...select.selection import select, unknown_op_hint
+from ...write.plan import write_atomically
+from ..generate import run
+from .core_ops import CORE_OPS, fill_core_kernels
+from .examples import filled_example_files
+from .files import (
+    REFERENCE_BACKEND_LAYOUT,
+    ProjectLayout,
+    copied_runtime_files,
+    new_project_layout,
+    project_files,
+    render_package_files,
+    setup_command,
+)
+from .names import ProjectNames, check_device_name
+from .project_yaml import adapt_backend_yaml, default_backend_yaml
+
+__all__ = [
+    "REFERENCE_BACKEND_LAYOUT",
+    "InitOptions",
+    "InitResult",
+    "ProjectLayout",
+    "ProjectNames",
+    "adapt_backend_yaml",
+    "check_device_name",
+    "copied_runtime_files",
+    "default_backend_yaml",
+    "init_project",
+    "project_files",
+    "render_package_files",
+]
+
+
+@dataclass(frozen=True)
+class InitOptions:
+    name: str
+    target: Path
+    ops: tuple[str, ...] = ()
+    from_yaml: Path | None = None
+    force: bool = False
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class InitResult:
+    target: Path
+    created: tuple[str, ...]
+    kept: tuple[str, ...]
+    """Files that already existed (with --force) and were left exactly as they were."""
+    setup_command: str
+
+
+
+def _check_ops(ops: Sequence[str], declarations: DeclarationsFile) -> list[str]:
+    """The --ops entries that are not core ops already, validated against the installed torch."""
+    extra = []
+    for op in ops:
+        if declarations.get(op) is None:
+            raise ProjectConfigError(
+                f"unknown operator '{op}': {declarations.description} has no such operator",
+                location=SourceLocation("--ops"),
+                hint=unknown_op_hint(op, declarations),
+            )
+        if op not in CORE_OPS and op not in extra:
+            extra.append(op)
+    return extra
+
+
+def _check_target(target: Path, force: bool) -> None:
+    location = SourceLocation(str(target))
+    if target.exists() and not target.is_dir():
+        raise ProjectConfigError("exists and is not a directory", location=location)
+    if target.is_dir() and any(target.iterdir()) and not force:
+        raise ProjectConfigError(
+            "exists and is not empty",
+            location=location,
+            hint="choose another --dir, or pass --force to add the project's files to it "
+            "(existing files are never overwritten or deleted)",
+        )
+    parent = target if target.is_dir() else target.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ProjectConfigError(
+            f"cannot create files here: {parent} is not writable", location=location
+        )
+
+
+def _stage(names: ProjectNames, backend_yaml: str, staging: Path, target: Path) -> None:
+    """Write the project into `staging`. Errors name the files where they will end up (`target`);
+    the generator's own messages name them relative to the project."""
+    for name, content in project_files(names, backend_yaml).items():
+        write_atomically(staging / name, content, shown=str(target / name))
+    layout = new_project_layout(names)
+    assert layout.yaml_path is not None
+    options = GenerateOptions(
+        yaml_path=staging / layout.yaml_path,
+        out_dir=staging / layout.generated_dir,
+        kernels_dir=staging / layout.kernels_dir,
+        declarations_path=None,
+        root=staging,
+    )
+    result = run(options)
+    # The core ops' kernels forward to the runtime, so the new backend works out of the box.
+    bindings = [binding for _, binding in result.context.kernels]
+    for kernel in result.kernel_files:
+        filled = fill_core_kernels(kernel, bindings)
+        if filled != kernel.output.content:
+            shown = target / kernel.output.path.relative_to(staging)
+            write_atomically(kernel.output.path, filled, shown=str(shown))
+    # The examples (the custom op, the custom class and the op that takes it) get working code too.
+    fresh = [kernel.output for kernel in result.kernel_files] + list(result.class_scaffolds)
+    example = filled_example_files(fresh, options.kernels_dir, result.context.config, names.package)
+    for path, content in example.items():
+        write_atomically(path, content, shown=str(target / path.relative_to(staging)))
+
+
+def _relative_files(directory: Path) -> list[str]:
+    return sorted(
+        path.relative_to(directory).as_posix() for path in directory.rglob("*") if path.is_file()
+    )
+
+
+def init_project(options: InitOptions) -> InitResult:
+    names = ProjectNames(options.name)
+    check_device_name(options.name)
+    target = options.target
+    _check_target(target, options.force)
+    declarations = load_declarations(None, Path.cwd())
+    extra_ops = _check_ops(options.ops, declarations)
+    if options.from_yaml is not None:
+        shown = display_path(options.from_yaml, Path.cwd())
+        try:
+            text = options.from_yaml.read_text(encoding="utf-8")
+        except OSError as error:
+            raise ProjectConfigError(
+                f"cannot read the backend YAML: {error.strerror}", location=SourceLocation(shown)
+            ) from None
+        # The user's ops are checked against their own file and lines before it is adapted.
+        select(parse_backend_yaml(text, display_path=shown), declarations)
+        backend_yaml = adapt_backend_yaml(text, shown, names, extra_ops)
+    else:
+        backend_yaml = default_backend_yaml(names, extra_ops)
+
+    staging_parent = target.parent if not options.dry_run else Path(tempfile.gettempdir())
+    try:
+        staging_parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{names.device}.init-", dir=staging_parent))
+    except OSError as error:
+        raise ProjectConfigError(
+            f"cannot create the project here: {error.strerror}", location=SourceLocation(str(target))
+        ) from None
+    setup = setup_command(names, find_installed_torch().version)
+    try:
+        _stage(names, backend_yaml, staging, target)
+        files = _relative_files(staging)
+        if options.dry_run:
+            return InitResult(target, tuple(files), (), setup)
+        if not target.exists():
+            os.replace(staging, target)
+            return InitResult(target, tuple(files), (), setup)
+        created, kept = [], []
+        for relative in files:
+            destination = target / relative
+            if destination.exists():
+                kept.append(relative)
+                continue
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / relative, destination)
+            created.append(relative)
+        return InitResult(target, tuple(created), tuple(kept), setup)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

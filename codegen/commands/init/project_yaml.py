@@ -1,0 +1,77 @@
+"""The backend YAML of a new project: the default one (the core ops, plus --ops), or the user's
+own (--from-yaml) with its device and namespace set to the project's name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import yaml
+
+from ...emit.render import render
+from ...parse.backend_yaml import parse_backend_yaml
+from .core_ops import CORE_OPS
+from .examples import (
+    EXAMPLE_CLASS,
+    EXAMPLE_CLASS_INIT,
+    EXAMPLE_CLASS_METHODS,
+    EXAMPLE_SCHEMA,
+    example_class_op_schema,
+)
+from .names import ProjectNames
+
+
+def default_backend_yaml(names: ProjectNames, extra_ops: Sequence[str]) -> str:
+    return render(
+        "project/backend.yaml.j2",
+        device=names.device,
+        core_ops=CORE_OPS,
+        extra_ops=list(extra_ops),
+        custom_op_example=EXAMPLE_SCHEMA,
+        custom_class_op_example=example_class_op_schema(names.device),
+        custom_class_example=EXAMPLE_CLASS,
+        custom_class_init=EXAMPLE_CLASS_INIT,
+        custom_class_methods=list(EXAMPLE_CLASS_METHODS),
+    )
+
+
+def adapt_backend_yaml(text: str, display: str, names: ProjectNames, extra_ops: Sequence[str]) -> str:
+    """A user's backend YAML, with its device and C++ namespace set to the project's name and
+    any --ops appended to `supported`. Edits are spliced at the YAML nodes' exact positions, so
+    comments and layout survive."""
+    parse_backend_yaml(text, display_path=display)  # report the user's own mistakes first
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    assert isinstance(root, yaml.MappingNode)  # parse_backend_yaml accepted it
+    entries = {key.value: (key, value) for key, value in root.value}
+    edits: list[tuple[int, int, str]] = []
+    for key in ("device", "cpp_namespace"):
+        if key in entries:
+            value = entries[key][1]
+            edits.append((value.start_mark.index, value.end_mark.index, names.device))
+    if "device" not in entries:
+        end = entries["cpp_namespace"][1].end_mark.index
+        edits.append((end, end, f"\ndevice: {names.device}"))
+    if extra_ops:
+        edits.append(_append_supported(text, entries.get("supported"), extra_ops))
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text
+
+
+def _append_supported(
+    text: str, entry: tuple[yaml.Node, yaml.Node] | None, ops: Sequence[str]
+) -> tuple[int, int, str]:
+    """An edit adding `ops` to the `supported` list, in the list's own style."""
+    items = "".join(f"\n  - {op}" for op in ops)
+    if entry is None:
+        end = len(text)
+        return (end, end, ("" if text.endswith("\n") else "\n") + f"supported:{items}\n")
+    key, value = entry
+    if not isinstance(value, yaml.SequenceNode) or not value.value:
+        # `supported:` or `supported: []`: replace everything after the key.
+        return (key.end_mark.index, value.end_mark.index, f":{items}")
+    last = value.value[-1]
+    if value.flow_style:
+        return (last.end_mark.index, last.end_mark.index, "".join(f", {op}" for op in ops))
+    line_start = text.rfind("\n", 0, last.start_mark.index) + 1
+    indent = " " * (text.index("-", line_start) - line_start)
+    return (last.end_mark.index, last.end_mark.index, "".join(f"\n{indent}- {op}" for op in ops))

@@ -1,0 +1,1 @@
+"""Selection: what the backend does with every operator of the declarations."""

@@ -1,0 +1,207 @@
+"""Careful writing: plan every change first, then apply it.
+
+- A file is written only when its bytes change, so a no-op regeneration touches nothing (mtimes
+  stay, incremental builds stay incremental).
+- Every write goes to a temporary file beside the target and is moved into place with
+  os.replace, so a reader never sees half a file.
+- Every refusal (a hand-edited generated file, a file scaffold-backend did not write, the same
+  path produced twice) is found while planning, before anything is written.
+- User-owned files are never overwritten or deleted here; kernel files are merged (merge.py).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import OutputError, SourceLocation
+from ..model.manifest import Manifest, sha256_text
+from ..model.outputs import GENERATED_MARKER, Layout, OutputFile, Owner
+from ..parse.inputs import display_path
+
+
+class Action(enum.Enum):
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+    MERGE = "merge"
+    """A user-owned kernel file whose generated parts changed, merged with the user's edits."""
+    CONFLICT = "conflict"
+    """Like MERGE, but with conflict markers where the merge was not clean."""
+
+
+@dataclass(frozen=True)
+class Change:
+    path: Path
+    action: Action
+    content: str | None
+    """The new text; None for DELETE."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    changes: tuple[Change, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+
+def read_text_if_exists(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (UnicodeDecodeError, IsADirectoryError):
+        raise OutputError(
+            "cannot be replaced: it is not a text file", location=SourceLocation(str(path))
+        ) from None
+    except OSError as error:  # e.g. a path below a regular file
+        raise OutputError(
+            f"cannot be read: {error.strerror or error}", location=SourceLocation(str(path))
+        ) from None
+
+
+def check_unique_paths(outputs: Iterable[OutputFile]) -> None:
+    seen: set[Path] = set()
+    for output in outputs:
+        if output.path in seen:
+            raise OutputError(
+                "two outputs would be written to the same file",
+                location=SourceLocation(str(output.path)),
+                hint="the kernels directory and the output directory must not overlap",
+            )
+        seen.add(output.path)
+
+
+def plan_generated_files(
+    outputs: Iterable[OutputFile],
+    previous: Manifest | None,
+    layout: Layout,
+    root: Path,
+    *,
+    force: bool,
+) -> list[Change]:
+    """Changes to generator-owned files, including deletion of ones no longer produced."""
+    changes = []
+    recorded: Mapping[str, str] = previous.files if previous is not None else {}
+    produced = set()
+    for output in outputs:
+        assert output.owner is Owner.GENERATOR
+        relative = layout.from_out(output.path)
+        produced.add(relative)
+        current = read_text_if_exists(output.path)
+        if current == output.content:
+            continue
+        if current is None:
+            changes.append(Change(output.path, Action.CREATE, output.content))
+            continue
+        if not force:
+            _refuse_to_clobber(output.path, current, recorded.get(relative), root, previous is not None)
+        changes.append(Change(output.path, Action.UPDATE, output.content))
+    for relative, digest in sorted(recorded.items()):
+        if relative in produced:
+            continue
+        path = layout.out_dir / relative
+        current = read_text_if_exists(path)
+        if current is None:
+            continue
+        if not force and sha256_text(current) != digest:
+            raise OutputError(
+                "this generated file is no longer produced, but it was edited by hand since the "
+                "last generation, so it is not deleted",
+                location=SourceLocation(display_path(path, root)),
+                hint="move what you need into a kernel file and delete it, or pass --force",
+            )
+        changes.append(Change(path, Action.DELETE, None))
+    return changes
+
+
+def hand_edited(changes: Iterable[Change], previous: Manifest | None, layout: Layout) -> list[Path]:
+    """The generator-owned files among `changes` that someone else wrote or edited: what a run
+    without --force refuses to overwrite or delete."""
+    recorded: Mapping[str, str] = previous.files if previous is not None else {}
+    edited = []
+    for change in changes:
+        if change.action not in (Action.UPDATE, Action.DELETE):
+            continue
+        current = read_text_if_exists(change.path)
+        if current is None:
+            continue
+        digest = recorded.get(layout.from_out(change.path))
+        if digest is None:
+            # Not written by scaffold-backend, or (no manifest at all) nothing tells a stale
+            # generated file from an edited one: either way the bytes may be the user's.
+            if previous is None or GENERATED_MARKER not in "\n".join(current.split("\n", 3)[:3]):
+                edited.append(change.path)
+        elif sha256_text(current) != digest:
+            edited.append(change.path)
+    return edited
+
+
+def _refuse_to_clobber(
+    path: Path, current: str, recorded_digest: str | None, root: Path, has_manifest: bool
+) -> None:
+    """Overwrite a generated file only if it is still exactly what scaffold-backend wrote."""
+    location = SourceLocation(display_path(path, root))
+    if recorded_digest is None:
+        if GENERATED_MARKER not in "\n".join(current.split("\n", 3)[:3]):
+            raise OutputError(
+                "exists and was not written by scaffold-backend; refusing to overwrite it",
+                location=location,
+                hint="choose another --out directory, or pass --force to replace it",
+            )
+        if has_manifest:
+            return
+        # No manifest records this file, so nothing tells a stale generated file from one edited
+        # by hand: its bytes differ from what would be written, so they are the user's.
+        raise OutputError(
+            "differs from what would be generated and no manifest records it, so it may hold "
+            "edits; refusing to overwrite it",
+            location=location,
+            hint="restore the manifest (scaffold_manifest.json) from version control, or pass "
+            "--force to regenerate it",
+        )
+    elif sha256_text(current) != recorded_digest:
+        raise OutputError(
+            "this generated file was edited by hand since the last generation; refusing to "
+            "overwrite the edits",
+            location=location,
+            hint="move the change into a kernel file (generated files are rewritten on every "
+            "run), or pass --force to discard it",
+        )
+
+
+def apply(plan: Plan) -> None:
+    for change in plan.changes:
+        if change.action is Action.DELETE:
+            change.path.unlink(missing_ok=True)
+        else:
+            assert change.content is not None
+            write_atomically(change.path, change.content)
+
+
+def write_atomically(path: Path, content: str, shown: str | None = None) -> None:
+    """Write `content` to `path` through a temporary file and a rename; `shown` names the file in
+    an error (default: `path`)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as stream:
+                stream.write(content)
+            if path.exists():
+                os.chmod(temporary, path.stat().st_mode & 0o777)
+            else:
+                os.chmod(temporary, 0o644)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise OutputError(
+            f"cannot write: {error.strerror}", location=SourceLocation(shown or str(path))
+        ) from None
