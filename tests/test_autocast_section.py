@@ -12,7 +12,8 @@ import pytest
 from scaffold_testing import REPO, run_cli_process
 
 from scaffold_backend.errors import BackendYamlError
-from scaffold_backend.model.declarations import AutocastPolicy, DeclarationsFile
+from scaffold_backend.model.backend import AutocastPolicy
+from scaffold_backend.model.declarations import DeclarationsFile
 from scaffold_backend.parse.backend_yaml import parse_backend_yaml
 from scaffold_backend.parse.inputs import load_declarations
 from scaffold_backend.select.selection import select

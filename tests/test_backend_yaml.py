@@ -8,7 +8,7 @@ import pytest
 from scaffold_testing import INSTALLED_TORCH
 
 from scaffold_backend.errors import BackendYamlError
-from scaffold_backend.model.declarations import DeviceGuardType, FallbackDefault, FallbackMode
+from scaffold_backend.model.backend import DeviceGuardType, FallbackDefault, FallbackMode
 from scaffold_backend.parse.backend_yaml import parse_backend_yaml
 from scaffold_backend.parse.inputs import load_declarations
 from scaffold_backend.select.selection import OpStatus, select

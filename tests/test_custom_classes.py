@@ -14,8 +14,9 @@ from scaffold_testing import TESTS, Toolchain, compile_all, python_without_autol
 import yaml
 from scaffold_backend.emit import custom_classes as emit
 from scaffold_backend.errors import BackendYamlError
+from scaffold_backend.model.backend import CustomClass
 from scaffold_backend.parse.backend_yaml import _Reader
-from scaffold_backend.parse.custom_classes import CustomClass, parse_custom_classes
+from scaffold_backend.parse.custom_classes import parse_custom_classes
 
 TENSOR_QUEUE = """\
 custom_classes:

@@ -15,7 +15,7 @@ from scaffold_backend.api.signatures import (
     rendering_flags,
 )
 from scaffold_backend.errors import DeclarationsError, ScaffoldError
-from scaffold_backend.model.declarations import parse_declarations
+from scaffold_backend.parse.declarations import parse_declarations
 
 VERSIONS = ["2.14.1", "2.13.0", "2.12.0", "2.11.0", "2.9.0"]
 

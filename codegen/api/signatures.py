@@ -29,7 +29,8 @@ from torchgen.model import Argument, CustomClassType, FunctionSchema
 import yaml
 
 from ..model import ident
-from ..model.declarations import BackendConfig, Declaration, DeviceGuardType
+from ..model.backend import BackendConfig, DeviceGuardType
+from ..model.declarations import Declaration
 
 # torchgen renders a few types differently depending on per-operator flags from
 # native_functions.yaml, which the declarations header does not carry. The header's own C++

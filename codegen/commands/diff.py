@@ -16,7 +16,8 @@ from torchgen.model import Argument, FunctionSchema
 
 from ..api.signatures import kernel_binding
 from ..model import ident
-from ..model.declarations import BackendConfig, Declaration, DeclarationsFile, FallbackDefault
+from ..model.backend import BackendConfig, FallbackDefault
+from ..model.declarations import Declaration, DeclarationsFile
 from ..model.outputs import DEFAULT_KERNELS_DIR_NAME, kernel_file_display
 from ..select.selection import closest_op_names
 

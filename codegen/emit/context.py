@@ -13,7 +13,7 @@ from ..api.signatures import (
     fallback_binding,
     kernel_binding,
 )
-from ..model.declarations import BackendConfig
+from ..model.backend import BackendConfig
 from ..model.outputs import Layout
 from ..select.selection import OpStatus, SelectedOp, Selection
 

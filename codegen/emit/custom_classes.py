@@ -13,10 +13,10 @@ from torchgen.api import cpp
 from torchgen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Return, Type
 
 from ..model import ident
+from ..model.backend import FLATTEN_MEMBER, ClassMethod, CustomClass
 from ..model.outputs import CUSTOM_CLASS_DIRECTORY as CLASS_DIRECTORY
 from ..model.outputs import CUSTOM_CLASS_REGISTRATION as REGISTRATION_FILE
 from ..model.outputs import OutputFile, Owner
-from ..parse.custom_classes import FLATTEN_MEMBER, ClassMethod, CustomClass
 from .common import generated_banner
 from .context import EmitContext
 from .render import render

@@ -26,7 +26,7 @@ from torchgen.model import CustomClassType, FunctionSchema, SchemaKind
 
 from ..api.signatures import CustomKernelBinding, CustomOpWrapper, custom_kernel_binding, custom_op_wrapper
 from ..model import ident
-from ..model.declarations import BackendConfig, CustomOp
+from ..model.backend import BackendConfig, CustomOp
 from ..model.outputs import CUSTOM_CLASS_DIRECTORY, OutputFile, Owner
 from ..paths import CUSTOM_OPS_DIR
 from .common import generated_banner

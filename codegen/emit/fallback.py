@@ -3,7 +3,7 @@ fallback wrappers for `fallback.explicit`, and the counters users read from Pyth
 
 from __future__ import annotations
 
-from ..model.declarations import FallbackDefault, FallbackMode
+from ..model.backend import FallbackDefault, FallbackMode
 from ..model.outputs import OutputFile, Owner, fallback_file_name
 from .common import generated_banner
 from .context import EmitContext

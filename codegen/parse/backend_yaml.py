@@ -23,11 +23,11 @@ import yaml
 
 from ..errors import BackendYamlError, SourceLocation
 from ..model import ident
-from ..model.declarations import (
-    TORCHGEN_PARSE_ERRORS,
+from ..model.backend import (
     AutocastEntry,
     AutocastPolicy,
     BackendConfig,
+    CustomClass,
     CustomOp,
     DeviceGuardType,
     FallbackDefault,
@@ -35,7 +35,8 @@ from ..model.declarations import (
     FallbackPolicy,
     OpEntry,
 )
-from .custom_classes import CustomClass, parse_custom_classes
+from .custom_classes import parse_custom_classes
+from .declarations import TORCHGEN_PARSE_ERRORS
 
 T = TypeVar("T")
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import difflib
 import keyword
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from torchgen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
@@ -35,7 +34,8 @@ import yaml
 
 from ..errors import BackendYamlError, SourceLocation
 from ..model import ident
-from ..model.declarations import TORCHGEN_PARSE_ERRORS
+from ..model.backend import FLATTEN_MEMBER, METHOD_PARSE_NAME, ClassMethod, CustomClass
+from .declarations import TORCHGEN_PARSE_ERRORS
 
 if TYPE_CHECKING:
     from .backend_yaml import _Reader
@@ -43,11 +43,6 @@ if TYPE_CHECKING:
 CLASS_KEYS = ("init", "methods")
 # Methods PyTorch or the generator gives every class; the YAML cannot declare them again.
 GENERATED_METHODS = ("__init__", "__obj_flatten__", "__getstate__", "__setstate__")
-# The C++ member __obj_flatten__ is bound to: identifiers with '__' are reserved in C++.
-FLATTEN_MEMBER = "obj_flatten"
-# torchgen parses a schema by its operator name; a method's name is checked by our own rules
-# (a trailing '_' would make torchgen demand a mutable `self`), so the parse uses this one.
-_PARSE_NAME = "custom_class_method"
 
 _CLASS_NAME = re.compile(r"[A-Z][A-Za-z0-9]*")
 
@@ -65,41 +60,6 @@ _ARGUMENT_TYPES: tuple[Type, ...] = (
     BaseType(BaseTy.str),
 )
 _RETURN_TYPES: tuple[Type, ...] = tuple(t for t in _ARGUMENT_TYPES if t != BaseType(BaseTy.str))
-
-
-@dataclass(frozen=True)
-class ClassMethod:
-    """One entry of a class's `methods:` list, e.g. `push(Tensor tensor) -> ()`."""
-
-    name: str
-    schema: FunctionSchema
-    """The entry parsed by torchgen, under a placeholder operator name."""
-    location: SourceLocation
-
-    def __str__(self) -> str:
-        return f"{self.name}{str(self.schema)[len(_PARSE_NAME):]}"
-
-
-@dataclass(frozen=True)
-class CustomClass:
-    """One class of the `custom_classes:` section."""
-
-    name: str
-    """The class name in C++ and in `torch.classes.<device>.<name>`."""
-    init: FunctionSchema
-    """The constructor's arguments (returning nothing), under the placeholder name."""
-    methods: tuple[ClassMethod, ...]
-    location: SourceLocation
-
-    @property
-    def init_text(self) -> str:
-        """The `init:` value in canonical form, e.g. `(Tensor init_tensor)`."""
-        return str(self.init)[len(_PARSE_NAME):].removesuffix(" -> ()")
-
-    @property
-    def file_stem(self) -> str:
-        """The stem of the class's files: TensorQueue -> tensor_queue."""
-        return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", self.name).lower()
 
 
 def parse_custom_classes(reader: _Reader, node: yaml.Node) -> tuple[CustomClass, ...]:
@@ -204,7 +164,7 @@ def _parse_signature(reader: _Reader, node: yaml.Node, text: str, what: str) -> 
     the supported types."""
     location = reader.location(node)
     try:
-        schema = FunctionSchema.parse(f"{_PARSE_NAME}{text}")
+        schema = FunctionSchema.parse(f"{METHOD_PARSE_NAME}{text}")
     except TORCHGEN_PARSE_ERRORS as error:
         raise BackendYamlError(
             f"{what} is not a valid signature: {_first_line(error)}",

@@ -10,9 +10,11 @@ import dataclasses
 from pathlib import Path
 
 from ..errors import BackendYamlError, DeclarationsError, ScaffoldError, SourceLocation
-from ..model.declarations import BackendConfig, DeclarationsFile, parse_declarations
+from ..model.backend import BackendConfig
+from ..model.declarations import DeclarationsFile
 from ..paths import display_path
 from .backend_yaml import parse_backend_yaml
+from .declarations import parse_declarations
 from .installed_torch import INSTALLED_HEADER, InstalledTorch, find_installed_torch, torch_release
 
 __all__ = ["INSTALLED_HEADER", "InstalledTorch", "display_path", "find_installed_torch"]

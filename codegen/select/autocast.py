@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from torchgen.model import SchemaKind
 
 from ..errors import SourceLocation
-from ..model.declarations import AutocastPolicy, Declaration
+from ..model.backend import AutocastPolicy
+from ..model.declarations import Declaration
 
 # Every aten op torch 2.11-2.14 casts for AutocastCUDA, whose lists are the PrivateUse1 lists
 # plus a few CUDA-only ops (cudnn, _cudnn_rnn, the banned binary_cross_entropy): computed with

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ..errors import BackendYamlError, DeclarationsError
 from ..model import ident
-from ..model.declarations import BackendConfig, Declaration, DeclarationsFile, OpEntry
+from ..model.backend import BackendConfig, OpEntry
+from ..model.declarations import Declaration, DeclarationsFile
 from ..model.op_status import OpStatus
 from .autocast import AutocastOp, autocast_problem
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ...emit.render import render
-from ...model.declarations import BackendConfig
+from ...model.backend import BackendConfig
 from ...model.outputs import CUSTOM_CLASS_DIRECTORY, OutputFile
 from ...paths import CUSTOM_OPS_DIR
 
