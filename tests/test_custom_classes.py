@@ -15,7 +15,7 @@ import yaml
 from scaffold_backend.emit import custom_classes as emit
 from scaffold_backend.errors import BackendYamlError
 from scaffold_backend.model.backend import CustomClass
-from scaffold_backend.parse.backend_yaml import _Reader
+from scaffold_backend.parse.yaml_nodes import YamlReader
 from scaffold_backend.parse.custom_classes import parse_custom_classes
 
 TENSOR_QUEUE = """\
@@ -47,7 +47,7 @@ custom_classes:
 
 def parse(text: str) -> tuple[CustomClass, ...]:
     root = yaml.compose(text, Loader=yaml.SafeLoader)
-    return parse_custom_classes(_Reader("backend.yaml"), root.value[0][1])
+    return parse_custom_classes(YamlReader("backend.yaml"), root.value[0][1])
 
 
 def test_entries_round_trip_through_torchgen() -> None:

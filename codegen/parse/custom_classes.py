@@ -26,7 +26,6 @@ from __future__ import annotations
 import difflib
 import keyword
 import re
-from typing import TYPE_CHECKING
 
 from torchgen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 
@@ -36,9 +35,7 @@ from ..errors import BackendYamlError, SourceLocation
 from ..model import ident
 from ..model.backend import FLATTEN_MEMBER, METHOD_PARSE_NAME, ClassMethod, CustomClass
 from .declarations import TORCHGEN_PARSE_ERRORS
-
-if TYPE_CHECKING:
-    from .backend_yaml import _Reader
+from .yaml_nodes import YamlReader
 
 CLASS_KEYS = ("init", "methods")
 # Methods PyTorch or the generator gives every class; the YAML cannot declare them again.
@@ -62,7 +59,7 @@ _ARGUMENT_TYPES: tuple[Type, ...] = (
 _RETURN_TYPES: tuple[Type, ...] = tuple(t for t in _ARGUMENT_TYPES if t != BaseType(BaseTy.str))
 
 
-def parse_custom_classes(reader: _Reader, node: yaml.Node) -> tuple[CustomClass, ...]:
+def parse_custom_classes(reader: YamlReader, node: yaml.Node) -> tuple[CustomClass, ...]:
     """The `custom_classes:` mapping, in the YAML's order. An empty value is no classes."""
     if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null":
         return ()
@@ -98,7 +95,7 @@ def _check_class_name(name: str, location: SourceLocation) -> None:
         raise BackendYamlError(f"custom class name '{name}' {problem}", location=location)
 
 
-def _parse_class(reader: _Reader, name: str, location: SourceLocation, node: yaml.Node) -> CustomClass:
+def _parse_class(reader: YamlReader, name: str, location: SourceLocation, node: yaml.Node) -> CustomClass:
     entries = reader.mapping(node, f"custom class '{name}'", CLASS_KEYS)
     if "init" not in entries:
         raise BackendYamlError(
@@ -125,7 +122,7 @@ def _parse_class(reader: _Reader, name: str, location: SourceLocation, node: yam
     return CustomClass(name=name, init=init, methods=methods, location=location)
 
 
-def _parse_method(reader: _Reader, node: yaml.Node, class_name: str) -> ClassMethod:
+def _parse_method(reader: YamlReader, node: yaml.Node, class_name: str) -> ClassMethod:
     text = reader.string(node, f"each entry of the methods of {class_name}")
     location = reader.location(node)
     name, parenthesis, rest = text.partition("(")
@@ -159,7 +156,7 @@ def _parse_method(reader: _Reader, node: yaml.Node, class_name: str) -> ClassMet
     return ClassMethod(name=name, schema=schema, location=location)
 
 
-def _parse_signature(reader: _Reader, node: yaml.Node, text: str, what: str) -> FunctionSchema:
+def _parse_signature(reader: YamlReader, node: yaml.Node, text: str, what: str) -> FunctionSchema:
     """`(args) -> returns` parsed by torchgen; only plain (not mutable, not aliasing) arguments of
     the supported types."""
     location = reader.location(node)
