@@ -24,11 +24,22 @@ def test_codegen_is_clean(command: list[str]) -> None:
     assert process.returncode == 0, process.stdout + process.stderr
 
 
-def test_the_command_line_offers_exactly_the_report_formats_there_are() -> None:
-    from scaffold_backend.commands.diff_report import RENDERERS
-    from scaffold_backend.commands.report_formats import REPORT_FORMATS
+def test_the_command_line_offers_the_vocabularies_of_their_modules_without_importing_them() -> None:
+    """`ops --status` and `diff --format` offer exactly the words the selection and the diff report
+    define, and the command line reads them only when they are asked for: starting it imports
+    neither torchgen nor the generator proper."""
+    from click.testing import CliRunner
 
-    assert REPORT_FORMATS == tuple(sorted(RENDERERS))
+    from scaffold_backend.commands.cli import cli
+    from scaffold_backend.commands.diff_report import RENDERERS
+    from scaffold_backend.model.selection import OpStatus
+
+    assert f"[{'|'.join(sorted(RENDERERS))}]" in CliRunner().invoke(cli, ["diff", "--help"]).output
+    statuses = "|".join(status.value for status in OpStatus)
+    assert f"[{statuses}]" in CliRunner().invoke(cli, ["ops", "--help"]).output
+    probe = "import sys, scaffold_backend.commands.cli; print(sorted({'torchgen', 'jinja2', 'yaml'} & set(sys.modules)))"
+    process = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert process.stdout.strip() == "[]"
 
 
 def _imports(path: Path) -> set[str]:

@@ -14,7 +14,7 @@ import pytest
 from scaffold_testing import TESTS, Toolchain, build_generated_tree, python_without_autoload
 
 from scaffold_backend.commands.generate import run
-from scaffold_backend.model.options import GenerateOptions
+from scaffold_backend.model.outputs import GenerateOptions
 from scaffold_backend.parse.inputs import load_declarations
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from scaffold_testing import TESTS
 
 from scaffold_backend.errors import ScaffoldError
-from scaffold_backend.model.manifest import Manifest, parse_manifest
+from scaffold_backend.model.manifest import Manifest
+from scaffold_backend.parse.manifest import parse_manifest
 from scaffold_backend.parse.backend_yaml import parse_backend_yaml
 from scaffold_backend.parse.declarations import parse_declarations
 

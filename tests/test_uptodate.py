@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from scaffold_testing import TESTS, run_cli_process
 
-from scaffold_backend.model.conflicts import END_MARKER, START_MARKER
+from scaffold_backend.model.outputs import END_MARKER, START_MARKER
 from scaffold_backend.write.uptodate import _stamp_path
 
 ARGS = ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "generated"]

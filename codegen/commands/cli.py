@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,12 +19,39 @@ import click
 
 from .. import __version__
 from ..errors import ScaffoldError
-from ..model.op_status import OpStatus
 from ..write.uptodate import answer_if_up_to_date, record_current
 from .project import resolve_generate_options, resolve_inputs
-from .report_formats import REPORT_FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Vocabulary(click.Choice[str]):
+    """A click.Choice among the words a module of the generator defines (the op statuses, the diff
+    report formats), read from it when an option of this type is first parsed or shown: the
+    command line never imports torchgen just to be started (see the module docstring)."""
+
+    def __init__(self, words: Callable[[], Iterable[str]]) -> None:
+        # click.Choice keeps its words in `choices`; left unset here, so that __getattr__ fetches them.
+        self._words = words
+        self.case_sensitive = True
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "choices":
+            raise AttributeError(name)
+        self.choices = tuple(self._words())
+        return self.choices
+
+
+def _op_statuses() -> list[str]:
+    from ..model.selection import OpStatus
+
+    return [status.value for status in OpStatus]
+
+
+def _report_formats() -> list[str]:
+    from .diff_report import RENDERERS
+
+    return sorted(RENDERERS)
 
 
 def reports_errors(command: F) -> F:
@@ -92,7 +119,7 @@ declarations_option = click.option(
 @click.option(
     "--status",
     "statuses",
-    type=click.Choice([status.value for status in OpStatus]),
+    type=_Vocabulary(_op_statuses),
     multiple=True,
     help="Only ops with this status (repeatable).",
 )
@@ -111,14 +138,11 @@ def ops(
 ) -> None:
     """List every operator and what the backend does with it."""
     from .generate import load_selection
-    from .report import ops_rows, ops_table
+    from .ops import ops_rows, ops_table, wanted_statuses
 
     inputs = resolve_inputs(Path.cwd(), yaml, declarations)
     selection = load_selection(inputs.yaml, inputs.declarations, inputs.root)
-    wanted = {OpStatus(status) for status in statuses}
-    if not wanted:
-        wanted = set(OpStatus) if show_all else set(OpStatus) - {OpStatus.COMPOSITE}
-    rows = ops_rows(selection, wanted)
+    rows = ops_rows(selection, wanted_statuses(statuses, show_all=show_all))
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
@@ -157,8 +181,7 @@ def generate(
         _echo(*answer)
         return
 
-    from .generate import plan_only, require_current, require_no_conflicts, run
-    from .report import generate_report
+    from .generate import generate_report, plan_only, require_current, require_no_conflicts, run
 
     planned = check_only or dry_run
     result = plan_only(options, check=check_only) if planned else run(options)
@@ -178,7 +201,7 @@ def generate(
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(REPORT_FORMATS),
+    type=_Vocabulary(_report_formats),
     default="text",
     show_default=True,
     help="markdown is short enough for a PR description; json is stable for tools.",
@@ -240,8 +263,7 @@ def init(
     factory/copy/view kernels forward to the bundled device runtime and every other op runs on
     the CPU through the generated fallback until you implement it.
     """
-    from .init.project import InitOptions, init_project
-    from .report import init_report
+    from .init.project import InitOptions, init_project, init_report
 
     cwd = Path.cwd()
     options = InitOptions(

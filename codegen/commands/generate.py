@@ -21,18 +21,21 @@ from ..emit.kernel_file import KernelFile
 from ..emit.manifest import build_manifest, emit_manifest
 from ..emit.registration import emit_autograd_registration, emit_registration_shards
 from ..emit.stubs import emit_stubs
-from ..errors import ManifestError, MergeConflictError, SourceLocation, StaleOutputError
+from ..errors import MergeConflictError, SourceLocation, StaleOutputError
 from ..model.declarations import DeclarationsFile
-from ..model.manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
-from ..model.options import GenerateOptions
-from ..model.outputs import MANIFEST_NAME, Layout, OutputFile
+from ..model.manifest import Manifest
+from ..model.outputs import MANIFEST_NAME, GenerateOptions, Layout, OutputFile
+from ..model.selection import Selection
 from ..parse.backend_yaml import default_backend_config
 from ..parse.inputs import display_path, find_installed_torch, load_backend_config, load_declarations
+from ..parse.manifest import parse_manifest, read_manifest_text
 from ..parse.torch_support import torch_support
-from ..select.selection import Selection, select
+from ..paths import display_paths
+from ..select.selection import select
 from ..write import kernel_text, safety, transaction
 from ..write.merge import MergeOutcome, MergeResult, update_kernel_file
 from ..write.plan import Action, Change, Plan, check_unique_paths, hand_edited, plan_generated_files
+from ..write.uptodate import orphan_note
 
 
 @dataclass(frozen=True)
@@ -99,26 +102,6 @@ def read_manifest(layout: Layout) -> Manifest | None:
     return manifest
 
 
-def read_manifest_text(path: Path, shown: str) -> str:
-    """The manifest's text, read with a bound (an endless file is not a manifest)."""
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_MANIFEST_BYTES + 1)
-    except OSError as error:
-        raise ManifestError(
-            f"cannot read the manifest: {error.strerror or error}", location=SourceLocation(shown)
-        ) from None
-    if len(data) > MAX_MANIFEST_BYTES:
-        raise ManifestError("the manifest is not valid: it is far too large", location=SourceLocation(shown))
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ManifestError(
-            "the manifest is not valid: it is not UTF-8 text",
-            location=SourceLocation(shown, data.count(b"\n", 0, error.start) + 1),
-        ) from None
-
-
 def generated_files(context: EmitContext) -> list[OutputFile]:
     return [
         *emit_declarations(context),
@@ -131,16 +114,12 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
     ]
 
 
-def layout_of(options: GenerateOptions) -> Layout:
-    return Layout(root=options.root, out_dir=options.out_dir, kernels_dir=options.kernels_dir)
-
-
 def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
     """Compute every change `generate` would make, writing nothing. With `check` (the CI gate),
     a generated file edited by hand is drift to report, not a reason to stop."""
     torch_support().check(find_installed_torch().version)
     selection, schema_cache = load_selection_cached(options.yaml_path, options.declarations_path, options.root)
-    layout = layout_of(options)
+    layout = options.layout
     safety.check_output_directories(layout)
     context = build_context(selection, layout, schema_cache.signatures)
     schema_cache.save(selection.declarations)
@@ -252,7 +231,7 @@ def run(options: GenerateOptions) -> GenerateResult:
     an interrupted run left is completed first, its temporary files removed. Merge conflicts are
     written (with markers) like any other change; callers then fail with
     `require_no_conflicts`."""
-    layout = layout_of(options)
+    layout = options.layout
     with transaction.output_lock(layout):
         transaction.recover(layout)
         result = prepare(options)
@@ -269,7 +248,7 @@ def run(options: GenerateOptions) -> GenerateResult:
 def plan_only(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
     """What `run` would do, writing nothing (--check, --dry-run); under the lock, so it never
     sees a tree another run is halfway through. `check`: see `prepare`."""
-    layout = layout_of(options)
+    layout = options.layout
     with transaction.output_lock(layout, create=False):
         if transaction.has_interrupted_transaction(layout):
             raise StaleOutputError(
@@ -305,3 +284,44 @@ def require_current(result: GenerateResult) -> None:
             hint="run `scaffold-backend generate` and commit the result"
             + (" (--force discards the hand edits; move them into kernel files first)" if result.edited else ""),
         )
+
+
+def generate_report(result: GenerateResult, root: Path, *, planned: bool) -> tuple[list[str], list[str]]:
+    """What `generate` prints: one line per file change (stdout), then notes about kernel files
+    the user has to look at (stderr)."""
+    verbs = {
+        Action.CREATE: "create" if planned else "created",
+        Action.UPDATE: "update" if planned else "updated",
+        Action.DELETE: "delete" if planned else "deleted",
+        Action.MERGE: "merge" if planned else "merged",
+        Action.CONFLICT: "conflict",
+    }
+    changes = result.plan.changes
+    lines = [
+        f"{verbs[change.action]:>9}  {shown}"
+        for change, shown in zip(changes, display_paths([change.path for change in changes], root), strict=True)
+    ]
+    notes = []
+    for path, merge in sorted(result.merges.items()):
+        shown = display_path(path, root)
+        if merge.outcome is MergeOutcome.UNTRACKED:
+            notes.append(f"warning: {shown} is not in the manifest; left as it is")
+        if merge.removed_ops:
+            notes.append(
+                f"note: {shown} still defines kernels for {', '.join(merge.removed_ops)}, which are "
+                "no longer generated; they are kept (delete them when you no longer need them)"
+            )
+    for path, ops in sorted(result.kept_parameter_names.items()):
+        notes.append(
+            f"note: {display_path(path, root)} keeps your parameter names for {', '.join(ops)}: "
+            "PyTorch renamed parameters but kept their types, so your definition lines still match"
+        )
+    for relative in result.orphaned:
+        shown = display_path(result.layout.out_dir / relative, root)
+        notes.append(orphan_note(shown))
+    kernels = len(result.selection.kernels)
+    if result.plan:
+        lines.append(f"{kernels} kernel(s), {len(result.plan.changes)} file(s) {'to change' if planned else 'changed'}")
+    else:
+        lines.append(f"{kernels} kernel(s), everything up to date")
+    return lines, notes

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProjectConfigError, SourceLocation
-from ..model.options import GenerateOptions
-from ..model.outputs import DEFAULT_KERNELS_DIR_NAME
+from ..model.outputs import DEFAULT_KERNELS_DIR_NAME, GenerateOptions
 from ..resources import read_private_json, user_cache_dir, write_private_json
 
 SETTINGS_TABLE = "scaffold-backend"

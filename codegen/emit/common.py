@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model.outputs import GENERATED_MARKER
-from ..select.selection import Selection
+from ..model.selection import Selection
 
 
 def input_lines(selection: Selection) -> list[str]:

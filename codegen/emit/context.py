@@ -15,7 +15,7 @@ from ..api.signatures import (
 )
 from ..model.backend import BackendConfig
 from ..model.outputs import Layout
-from ..select.selection import OpStatus, SelectedOp, Selection
+from ..model.selection import OpStatus, SelectedOp, Selection
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..api.signatures import KernelBinding
 from ..model.ident import stable_shard
 from ..model.outputs import OutputFile, Owner, autograd_registration_name, group_header, registration_shard_name
-from ..select.selection import OpStatus, SelectedOp
+from ..model.selection import OpStatus, SelectedOp
 from .common import generated_banner
 from .context import EmitContext
 from .render import render

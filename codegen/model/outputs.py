@@ -1,10 +1,11 @@
 """What the generator writes and what each file is called: the one home of the output names.
 
 Every rule that turns an op group, a dispatch key or a backend into a file name lives here, and
-so do the kinds of output (generator-owned or user-owned) and the layout of the output tree. The
-emitters, the writer, the reports and `diff` all ask this module, so a name can never be spelled
-two ways. It imports nothing heavy: the CLI's fast paths (`generate` on an up-to-date tree) may
-use it.
+so do the kinds of output (generator-owned or user-owned), the markers written into them, the
+layout of the output tree, and what a `generate` run is asked for (its inputs and directories).
+The emitters, the writer, the reports and `diff` all ask this module, so a name can never be
+spelled two ways. It imports nothing heavy: the CLI's fast paths (`generate` on an up-to-date
+tree) may use it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ CUSTOM_CLASS_REGISTRATION = "RegisterCustomClasses.cpp"
 # Where a class's user-owned files live, relative to the kernels directory: the registration
 # includes "custom_classes/<stem>.h" (the kernels directory is on the include path).
 CUSTOM_CLASS_DIRECTORY = "custom_classes"
+# The markers of an unresolved merge in a kernel file (written by write/merge.py, looked for by
+# every later run, the fast "up to date" answer included).
+START_MARKER = "<<<<<<< yours"
+END_MARKER = ">>>>>>> scaffold-backend"
+
+
+def has_conflict_markers(text: str) -> bool:
+    lines = text.splitlines()
+    return START_MARKER in lines and END_MARKER in lines
 
 
 class Owner(enum.Enum):
@@ -132,3 +142,21 @@ class Layout:
     @staticmethod
     def group_header(group: str) -> str:
         return group_header(group)
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    """What a `generate` run is asked to do, resolved to paths."""
+
+    yaml_path: Path
+    out_dir: Path
+    kernels_dir: Path
+    declarations_path: Path | None
+    """None: the installed torch's RegistrationDeclarations.h."""
+    root: Path
+    """Input paths are shown relative to this directory in generated files and messages."""
+    force: bool = False
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(root=self.root, out_dir=self.out_dir, kernels_dir=self.kernels_dir)

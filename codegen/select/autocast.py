@@ -9,12 +9,8 @@ in which the library's files are loaded, so it is refused before anything is bui
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from torchgen.model import SchemaKind
 
-from ..errors import SourceLocation
-from ..model.backend import AutocastPolicy
 from ..model.declarations import Declaration
 
 # Every aten op torch 2.11-2.14 casts for AutocastCUDA, whose lists are the PrivateUse1 lists
@@ -52,19 +48,6 @@ PYTORCH_AUTOCAST_OPS = frozenset(
         "upsample_nearest3d", "upsample_trilinear3d", "vdot",
     ]
 )
-
-
-@dataclass(frozen=True)
-class AutocastOp:
-    """An op of the `autocast:` section, resolved: its declaration and the list it joins."""
-
-    declaration: Declaration
-    policy: AutocastPolicy
-    location: SourceLocation = field(compare=False)
-
-    @property
-    def op_name(self) -> str:
-        return self.declaration.op_name
 
 
 def autocast_problem(declaration: Declaration) -> tuple[str, str] | None:

@@ -10,82 +10,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ..errors import BackendYamlError, DeclarationsError
-from ..model import ident
 from ..model.backend import BackendConfig, OpEntry
 from ..model.declarations import Declaration, DeclarationsFile
-from ..model.op_status import OpStatus
-from .autocast import AutocastOp, autocast_problem
-
-__all__ = ["OpStatus"]
-
-
-KERNEL_STATUSES = (OpStatus.NATIVE, OpStatus.AUTOGRAD)
-
-
-@dataclass(frozen=True)
-class SelectedOp:
-    declaration: Declaration
-    status: OpStatus
-    symint: bool
-    """The kernel takes c10::SymInt (listed under `symint`) rather than int64_t."""
-    never_fallback: bool
-    """Listed under `fallback.never`: reaching the boxed fallback raises an error."""
-
-    @property
-    def op_name(self) -> str:
-        return self.declaration.op_name
-
-    @property
-    def override(self) -> bool:
-        """The YAML registers a kernel for an op that PyTorch could already run by default."""
-        return not self.declaration.required and self.status not in (
-            OpStatus.COMPOSITE,
-            OpStatus.BOXED_FALLBACK,
-        )
-
-    @property
-    def group(self) -> str:
-        return ident.stub_group(self.declaration.name)
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        notes = []
-        if self.override:
-            notes.append("override of a default kernel")
-        if self.declaration.default_raises:
-            notes.append(
-                "default kernel only raises for this backend"
-                + ("; the CPU fallback cannot run it: write a kernel"
-                   if self.status is OpStatus.BOXED_FALLBACK else "")
-            )
-        if self.never_fallback:
-            notes.append("never falls back")
-        if self.symint:
-            notes.append("symint")
-        if self.declaration.schema is None:
-            notes.append("schema not readable by the installed torchgen")
-        return tuple(notes)
-
-
-@dataclass(frozen=True)
-class Selection:
-    config: BackendConfig
-    declarations: DeclarationsFile
-    ops: tuple[SelectedOp, ...]
-    """Every declared operator, sorted by name."""
-    autocast: tuple[AutocastOp, ...] = ()
-    """The ops the YAML adds to the autocast lists, sorted by name."""
-
-    def with_status(self, *statuses: OpStatus) -> list[SelectedOp]:
-        return [op for op in self.ops if op.status in statuses]
-
-    @property
-    def kernels(self) -> list[SelectedOp]:
-        """Ops whose kernels the user writes (native and autograd), sorted by name."""
-        return self.with_status(*KERNEL_STATUSES)
+from ..model.selection import AutocastOp, OpStatus, SelectedOp, Selection
+from .autocast import autocast_problem
 
 
 def closest_op_names(op_name: str, known: list[str]) -> list[str]:

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import merge3
 
 from ..emit.kernel_file import KernelFile
-from ..model.conflicts import END_MARKER, START_MARKER, has_conflict_markers
 from ..model.manifest import KernelFileRecord
+from ..model.outputs import END_MARKER, START_MARKER, has_conflict_markers
 
 
 class MergeOutcome(enum.Enum):

@@ -29,11 +29,10 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ScaffoldError
-from ..model.conflicts import START_MARKER, has_conflict_markers
-from ..model.manifest import MAX_MANIFEST_BYTES, Manifest, parse_manifest
-from ..model.options import GenerateOptions
-from ..model.outputs import JOURNAL_NAME, MANIFEST_NAME
+from ..model.manifest import Manifest
+from ..model.outputs import JOURNAL_NAME, MANIFEST_NAME, START_MARKER, GenerateOptions, has_conflict_markers
 from ..parse.installed_torch import find_installed_torch
+from ..parse.manifest import MAX_MANIFEST_BYTES, parse_manifest
 from ..parse.torch_support import torch_support
 from ..paths import CUSTOM_OPS_DIR, display_path, is_inside
 from ..resources import (

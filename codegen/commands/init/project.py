@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ...errors import ProjectConfigError, SourceLocation
 from ...model.declarations import DeclarationsFile
-from ...model.options import GenerateOptions
+from ...model.outputs import GenerateOptions
 from ...parse.backend_yaml import parse_backend_yaml
 from ...parse.inputs import display_path, load_declarations
 from ...parse.installed_torch import find_installed_torch
@@ -199,3 +199,13 @@ def init_project(options: InitOptions) -> InitResult:
         return InitResult(target, tuple(created), tuple(kept), setup)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def init_report(result: InitResult, cwd: Path, *, dry_run: bool) -> list[str]:
+    shown = display_path(result.target, cwd)
+    verb = "would create" if dry_run else "created"
+    lines = [f"{verb:>12}  {shown}/{relative}" for relative in result.created]
+    lines += [f"{'kept':>12}  {shown}/{relative} (exists; left as it is)" for relative in result.kept]
+    if not dry_run:
+        lines += ["", f"Next: cd {shown} && {result.setup_command}"]
+    return lines
