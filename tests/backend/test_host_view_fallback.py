@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from foo_testing import DEVICE, assert_same, fallback_counts
 
 REPO = Path(__file__).resolve().parents[2]

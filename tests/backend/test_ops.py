@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+import yaml
+
 from foo_testing import (
     DEVICE,
     WRITABLE_LAYOUTS,
@@ -29,8 +31,6 @@ from foo_testing import (
     check_outcome,
     no_fallback,
 )
-
-import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 SUPPORTED: list[str] = yaml.safe_load((REPO / "yaml" / "foo.yaml").read_text())["supported"]

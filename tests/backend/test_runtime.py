@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from foo_testing import DEVICE, assert_same, fallback_counts
-
 import yaml
+
+from foo_testing import DEVICE, assert_same, fallback_counts
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = yaml.safe_load((REPO / "yaml" / "foo.yaml").read_text())["fallback"]

@@ -8,7 +8,8 @@ compiled library, which defines the ops, is loaded."""
 
 import torch
 
-from . import fill_ones, scale
+from . import fill_ones
+from . import scale
 
 torch.library.register_fake("tiny::fill_ones", fill_ones.fill_ones_fake)
 torch.library.register_fake("tiny::scale", scale.scale_fake)
