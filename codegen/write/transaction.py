@@ -22,9 +22,8 @@ The lock is an exclusive flock on the output directory itself (see `output_lock`
 cannot interleave their trees while runs on other outputs beside it go on; a second run on the
 same output waits briefly, then fails.
 
-Fault tests need a kill -9 to land in each of these phases, not only where a random moment
-happens to fall: `STOP_AT_VARIABLE` (test-only, see there) makes the process stop itself at a
-named point so the test can kill it exactly there.
+Each step is a function of its own (`_write_journal`, `_finish`, `_apply`, `_remove_journal`),
+so what happens between two of them is all a kill can interrupt.
 """
 
 from __future__ import annotations
@@ -35,7 +34,6 @@ import json
 import os
 import re
 import secrets
-import signal
 import stat
 import time
 from collections.abc import Iterable, Iterator
@@ -56,23 +54,6 @@ _MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 # version writes lowercase hex, a subset; earlier ones used mkstemp's whole alphabet).
 _TEMPORARY_SUFFIX = re.compile(r"[a-z0-9_]{8}")
 _STAGING = "staging"
-
-STOP_AT_VARIABLE = "SCAFFOLD_BACKEND_TEST_STOP_AT"
-"""Test-only hook: when this environment variable names a point of a transaction, the process
-sends itself SIGSTOP there, so a fault test (tests/test_faults.py) can SIGKILL it at exactly that
-point. The points, in order:
-
-- `staged`: every file is staged beside its target, the journal says "staging" (the tree is the
-  old one; the next run undoes the attempt).
-- `journal`: the journal is decided; nothing is renamed yet.
-- `operation:K`: K of the journal's operations (renames and deletions, in journal order) are done.
-- `committed`: every operation is done, the manifest's rename (the last) included; the journal
-  is not yet removed.
-
-The points are the same when a run completes an interrupted transaction (`recover`). Unset, as
-outside tests, it costs one environment lookup per transaction; an unknown value never matches.
-"""
-
 
 @contextmanager
 def output_lock(layout: Layout, wait_seconds: float = LOCK_WAIT_SECONDS, *, create: bool = True) -> Iterator[None]:
@@ -233,16 +214,6 @@ def _fsync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
-def _stop_at() -> str | None:
-    return os.environ.get(STOP_AT_VARIABLE) or None
-
-
-def _stop_if(stop_at: str | None, point: str) -> None:
-    """Stop the process (SIGSTOP) when `point` is the one STOP_AT_VARIABLE names (test-only)."""
-    if stop_at == point:
-        os.kill(os.getpid(), signal.SIGSTOP)
-
-
 def _temporary_beside(path: Path) -> Path:
     """A fresh name for `path`'s temporary file (what tempfile.mkstemp would pick), chosen before
     the file exists so the journal can name it first."""
@@ -348,7 +319,6 @@ def commit(plan: Plan, layout: Layout) -> None:
     confinement = Confinement(layout)
     for change in plan.changes:
         confinement.check(change.path, "a file to write")
-    stop_at = _stop_at()
     created_directories: list[Path] = []
     # (target, its temporary file; None: delete the target)
     operations: list[tuple[Path, Path | None]] = [
@@ -378,10 +348,8 @@ def commit(plan: Plan, layout: Layout) -> None:
         if failure is not None:
             current, error = failure
             raise error
-        _stop_if(stop_at, "staged")
         current = journal_path(layout)
         _write_journal(layout, operations, staging=False)
-        _stop_if(stop_at, "journal")
     except OSError as error:
         for temporary in staged:
             with contextlib.suppress(OSError):
@@ -398,7 +366,7 @@ def commit(plan: Plan, layout: Layout) -> None:
         ) from None
     finally:
         durable.close()
-    _finish(layout, operations, stop_at)
+    _finish(layout, operations)
 
 
 def _write_journal(layout: Layout, operations: list[tuple[Path, Path | None]], *, staging: bool) -> None:
@@ -418,29 +386,37 @@ def _write_journal(layout: Layout, operations: list[tuple[Path, Path | None]], *
     _fsync_directory(path.parent)
 
 
-def _finish(layout: Layout, staged: list[tuple[Path, Path | None]], stop_at: str | None) -> None:
+def _finish(layout: Layout, staged: list[tuple[Path, Path | None]]) -> None:
     """Move every staged file into place and delete what goes; idempotent, so a rerun after an
     interruption completes it."""
     directories = set()
     try:
-        for done, (target, temporary) in enumerate(staged, start=1):
-            if temporary is None:
-                target.unlink(missing_ok=True)
-            elif temporary.exists():
-                os.replace(temporary, target)
+        for target, temporary in staged:
+            _apply(target, temporary)
             directories.add(target.parent)
-            if stop_at is not None:
-                _stop_if(stop_at, f"operation:{done}")
         for directory in sorted(directories):
             _fsync_directory(directory)
-        _stop_if(stop_at, "committed")
-        journal_path(layout).unlink(missing_ok=True)
+        _remove_journal(layout)
     except OSError as error:
         raise OutputError(
             f"the write was interrupted: {error.strerror or error}",
             location=SourceLocation(display_path(layout.out_dir, layout.root)),
             hint="fix the cause and run `scaffold-backend generate` again: it completes the write",
         ) from None
+
+
+def _apply(target: Path, temporary: Path | None) -> None:
+    """One operation of a decided transaction: its staged file moved into place, or (None) the
+    target deleted. Done again after an interruption, it changes nothing more."""
+    if temporary is None:
+        target.unlink(missing_ok=True)
+    elif temporary.exists():
+        os.replace(temporary, target)
+
+
+def _remove_journal(layout: Layout) -> None:
+    """The last step: every operation is done and durable, so the transaction is over."""
+    journal_path(layout).unlink(missing_ok=True)
 
 
 def recover(layout: Layout) -> bool:
@@ -468,9 +444,7 @@ def recover(layout: Layout) -> bool:
     if staging:
         _undo(layout, staged)
         return True
-    stop_at = _stop_at()
-    _stop_if(stop_at, "journal")
-    _finish(layout, staged, stop_at)
+    _finish(layout, staged)
     return True
 
 
