@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 from scaffold_testing import CliRun, Toolchain
 
 from scaffold_backend.commands.cli import cli
-from scaffold_backend.parse.inputs import find_installed_torch
+from scaffold_backend.parse.installed_torch import find_installed_torch
 
 
 def pytest_configure(config: pytest.Config) -> None:

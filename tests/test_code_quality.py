@@ -1,11 +1,11 @@
-"""The generator's own code: mypy strict and ruff clean (configured in pyproject.toml)."""
+"""The generator's own code: mypy strict and ruff clean (configured in pyproject.toml); its layering
+is tests/test_layering.py."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from scaffold_testing import REPO
@@ -37,40 +37,10 @@ def test_the_command_line_offers_the_vocabularies_of_their_modules_without_impor
     assert f"[{'|'.join(sorted(RENDERERS))}]" in CliRunner().invoke(cli, ["diff", "--help"]).output
     statuses = "|".join(status.value for status in OpStatus)
     assert f"[{statuses}]" in CliRunner().invoke(cli, ["ops", "--help"]).output
-    probe = "import sys, scaffold_backend.commands.cli; print(sorted({'torchgen', 'jinja2', 'yaml'} & set(sys.modules)))"
+    heavy = "{'torchgen', 'jinja2', 'yaml'}"
+    probe = f"import sys, scaffold_backend.commands.cli; print(sorted({heavy} & sys.modules.keys()))"
     process = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert process.stdout.strip() == "[]"
-
-
-def _imports(path: Path) -> set[str]:
-    """The package-relative modules `path` imports (`from .emit.stubs import x` -> "emit.stubs")."""
-    modules = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module is not None:
-            modules.add("." * (node.level - 1) + node.module)
-    return modules
-
-
-def test_only_the_orchestrator_uses_the_emitters() -> None:
-    """Names and kinds of output live in model/outputs.py; the emitters (the modules of emit/
-    that define an `emit_*` function) are for commands/generate.py alone (torchgen's dest/ is
-    used by its orchestrator only)."""
-    codegen = REPO / "codegen"
-    emitters = {
-        path.stem
-        for path in (codegen / "emit").glob("*.py")
-        if any(
-            isinstance(node, ast.FunctionDef) and node.name.startswith("emit_")
-            for node in ast.parse(path.read_text(encoding="utf-8")).body
-        )
-    }
-    users = sorted(
-        path.relative_to(codegen).as_posix()
-        for path in codegen.rglob("*.py")
-        if path.parent.name != "emit"
-        and any(module.rpartition("emit.")[2] in emitters for module in _imports(path) if "emit." in module)
-    )
-    assert users == ["commands/generate.py"]
 
 
 def test_errors_are_raised_by_their_own_classes() -> None:

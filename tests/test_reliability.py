@@ -20,7 +20,7 @@ from scaffold_testing import TESTS, run_cli_process, tree, write
 from scaffold_backend.commands.cli import cli
 from scaffold_backend.errors import OutputError
 from scaffold_backend.model.outputs import Layout
-from scaffold_backend.parse.inputs import find_installed_torch
+from scaffold_backend.parse.installed_torch import find_installed_torch
 from scaffold_backend.write.transaction import JOURNAL_NAME, output_lock
 
 DATA = TESTS / "data"

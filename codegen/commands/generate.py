@@ -27,10 +27,11 @@ from ..model.manifest import Manifest
 from ..model.outputs import MANIFEST_NAME, GenerateOptions, Layout, OutputFile
 from ..model.selection import Selection
 from ..parse.backend_yaml import default_backend_config
-from ..parse.inputs import display_path, find_installed_torch, load_backend_config, load_declarations
+from ..parse.inputs import load_backend_config, load_declarations
+from ..parse.installed_torch import find_installed_torch
 from ..parse.manifest import parse_manifest, read_manifest_text
 from ..parse.torch_support import torch_support
-from ..paths import display_paths
+from ..paths import display_path, display_paths
 from ..select.selection import select
 from ..write import kernel_text, safety, transaction
 from ..write.merge import MergeOutcome, MergeResult, update_kernel_file

@@ -15,9 +15,7 @@ from ..model.declarations import DeclarationsFile
 from ..paths import display_path
 from .backend_yaml import parse_backend_yaml
 from .declarations import parse_declarations
-from .installed_torch import INSTALLED_HEADER, InstalledTorch, find_installed_torch, torch_release
-
-__all__ = ["INSTALLED_HEADER", "InstalledTorch", "display_path", "find_installed_torch"]
+from .installed_torch import INSTALLED_HEADER, find_installed_torch, torch_release
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 """No real input comes near this (torch's RegistrationDeclarations.h is ~1.5 MB); the bound

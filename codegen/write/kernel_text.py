@@ -23,7 +23,7 @@ from ..emit.kernel_file import KernelFile
 from ..errors import OutputError, SourceLocation
 from ..model.manifest import KernelFileRecord
 from ..parse import cpp_definitions
-from ..parse.inputs import display_path
+from ..paths import display_path
 from .merge import MergeOutcome, MergeResult
 
 BYTE_ORDER_MARK = "\ufeff"

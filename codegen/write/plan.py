@@ -21,7 +21,7 @@ from pathlib import Path
 from ..errors import OutputError, SourceLocation
 from ..model.manifest import Manifest, sha256_text
 from ..model.outputs import GENERATED_MARKER, Layout, OutputFile, Owner
-from ..parse.inputs import display_path
+from ..paths import display_path
 
 
 class Action(enum.Enum):

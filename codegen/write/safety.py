@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import OutputError, ProjectConfigError, SourceLocation
 from ..model.manifest import Manifest
 from ..model.outputs import Layout
-from ..parse.inputs import find_installed_torch
+from ..parse.installed_torch import find_installed_torch
 from ..paths import RealPaths, is_inside
 
 

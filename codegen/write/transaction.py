@@ -43,7 +43,7 @@ from typing import Any
 
 from ..errors import LockError, OutputError, SourceLocation
 from ..model.outputs import JOURNAL_NAME, Layout
-from ..parse.inputs import display_path
+from ..paths import display_path
 from .plan import Action, Plan
 from .safety import Confinement, check_confined
 

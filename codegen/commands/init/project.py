@@ -24,8 +24,9 @@ from ...errors import ProjectConfigError, SourceLocation
 from ...model.declarations import DeclarationsFile
 from ...model.outputs import GenerateOptions
 from ...parse.backend_yaml import parse_backend_yaml
-from ...parse.inputs import display_path, load_declarations
+from ...parse.inputs import load_declarations
 from ...parse.installed_torch import find_installed_torch
+from ...paths import display_path
 from ...select.selection import select, unknown_op_hint
 from ...write.plan import write_atomically
 from ..generate import run

@@ -1,0 +1,148 @@
+"""The layout of codegen/ is its pipeline: each package is one step, and a step only uses the steps
+before it. Read from the sources' imports (every import: top-level, inside functions and under
+TYPE_CHECKING), never from running them."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from scaffold_testing import REPO
+
+CODEGEN = REPO / "codegen"
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("", "errors", "paths", "resources"),  # what every step uses: the version, errors, paths, data
+    ("model",),  # frozen types
+    ("parse",),  # inputs into the model
+    ("select",),  # what the backend does with each op
+    ("api",),  # C++ signatures and types
+    ("emit",),  # the model as text, one module per kind of output
+    ("write",),  # plan, merge, transaction, the up-to-date answer
+    ("commands",),  # generate, init, diff, ops, the command line
+)
+"""The layers from the bottom up: a module's layer is its top-level package (or, for a module at
+the top of codegen/, its own name; "" is codegen/__init__.py). A module imports modules of its
+own layer or of layers below, never above."""
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    line: int
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(CODEGEN).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(CODEGEN.rglob("*.py"))}
+
+
+def _imports() -> Iterator[Import]:
+    """Every import of a generator module by another (`from ..model import ident` imports the
+    module model.ident; `from ..model.outputs import Layout` imports model.outputs)."""
+    for name, path in MODULES.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name.removeprefix("scaffold_backend").lstrip(".") for alias in node.names
+                           if alias.name.split(".")[0] == "scaffold_backend"]
+            elif isinstance(node, ast.ImportFrom) and node.level > 0:
+                base = ".".join([*package[: len(package) - node.level + 1], *([node.module] if node.module else [])])
+                targets = [
+                    f"{base}.{alias.name}".lstrip(".") if f"{base}.{alias.name}".lstrip(".") in MODULES else base
+                    for alias in node.names
+                ]
+            else:
+                continue
+            for target in targets:
+                assert target in MODULES, f"{name}:{node.lineno} imports {target!r}, which is no module"
+                if target != name:
+                    yield Import(name, target, node.lineno)
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[0]
+    for index, members in enumerate(LAYERS):
+        if top in members:
+            return index
+    raise AssertionError(f"codegen/{top} is in no layer: add it to LAYERS (tests/test_layering.py)")
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    for module in MODULES:
+        _layer(module)
+
+
+def test_no_module_imports_a_later_step() -> None:
+    upwards = [
+        f"{edge.importer}:{edge.line} imports {edge.imported}"
+        for edge in _imports()
+        if _layer(edge.imported) > _layer(edge.importer)
+    ]
+    assert upwards == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Each import cycle found by a depth-first walk, as `a -> b -> a`."""
+    state: dict[str, str] = {}
+    cycles: list[str] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                cycles.append(" -> ".join([*path[path.index(imported) :], imported]))
+            elif imported not in state:
+                visit(imported, [*path, imported])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    return cycles
+
+
+def test_the_modules_import_each_other_without_cycles() -> None:
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
+    for edge in _imports():
+        graph[edge.importer].add(edge.imported)
+    assert _cycles(graph) == []
+
+
+def test_the_layer_checks_see_what_they_look_for() -> None:
+    """A cycle is found, and the import graph has the edges the sources have (within a layer,
+    down across layers, and `from ..model import ident` as an import of model.ident)."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a -> b -> c -> a"]
+    edges = {(edge.importer, edge.imported) for edge in _imports()}
+    assert ("commands.generate", "emit.stubs") in edges
+    assert ("parse.custom_classes", "parse.yaml_nodes") in edges
+    assert ("parse.backend_yaml", "model.ident") in edges
+    assert _layer("commands.cli") > _layer("write.uptodate") > _layer("model.outputs") > _layer("errors")
+
+
+def test_only_the_orchestrator_uses_the_emitters() -> None:
+    """Names and kinds of output live in model/outputs.py; the emitters (the modules of emit/
+    that define an `emit_*` function) are for commands/generate.py alone, as torchgen's dest/ is
+    for its orchestrator."""
+    emitters = {
+        name
+        for name, path in MODULES.items()
+        if name.startswith("emit.")
+        and any(
+            isinstance(node, ast.FunctionDef) and node.name.startswith("emit_")
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+        )
+    }
+    assert "emit.stubs" in emitters and "emit.render" not in emitters
+    users = sorted(
+        {edge.importer for edge in _imports() if edge.imported in emitters and not edge.importer.startswith("emit.")}
+    )
+    assert users == ["commands.generate"]
