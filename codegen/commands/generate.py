@@ -33,9 +33,9 @@ from ..parse.manifest import parse_manifest, read_manifest_text
 from ..parse.torch_support import torch_support
 from ..paths import display_path, display_paths
 from ..select.selection import select
-from ..write import kernel_text, safety, transaction
-from ..write.merge import MergeOutcome, MergeResult, update_kernel_file
-from ..write.plan import Action, Change, Plan, check_unique_paths, hand_edited, plan_generated_files
+from ..write import safety, transaction
+from ..write.merge import MergeOutcome, MergeResult
+from ..write.plan import Action, Plan, check_unique_paths, plan_outputs
 from ..write.uptodate import orphan_note
 
 
@@ -127,42 +127,38 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
     previous = read_manifest(layout)
 
     generated = generated_files(context)
+    upgraded = previous is not None and previous.declarations.sha256 != selection.declarations.sha256
     kernel_files = []
     kept_names: dict[Path, tuple[str, ...]] = {}
     for emitted in [*emit_stubs(context), *emit_custom_op_stubs(context)]:
         kernel, kept = _keeping_user_parameter_names(emitted, previous, layout)
         kernel_files.append(kernel)
-        upgraded = previous is not None and previous.declarations.sha256 != selection.declarations.sha256
         if kept and upgraded:
             kept_names[kernel.output.path] = kept
     scaffolds = custom_class_scaffolds(context)
-    check_unique_paths([*generated, *(kernel.output for kernel in kernel_files), *scaffolds])
-    confinement = safety.Confinement(layout)
-    for output in (*generated, *(kernel.output for kernel in kernel_files), *scaffolds):
-        confinement.check(output.path, "an output file")
-
-    kernel_changes, merges = _plan_kernel_files(kernel_files, previous, layout)
-    # A custom class's own files are the user's from the start: created once, never rewritten.
-    kernel_changes += [
-        Change(output.path, Action.CREATE, output.content)
-        for output in scaffolds
-        if not output.path.exists() and not output.path.is_symlink()
-    ]
     orphaned = _orphaned_kernel_files(kernel_files, previous, layout)
     compiled = [k.output for k in kernel_files] + [output for output in scaffolds if output.path.suffix == ".cpp"]
     generated.append(emit_sources_cmake(context, generated, compiled, orphaned))
     manifest = build_manifest(context, generated, kernel_files, orphaned, scaffolds)
     generated.append(emit_manifest(context, manifest))
 
-    generated_changes = plan_generated_files(
-        generated, previous, layout, options.root, force=options.force or check
+    outputs = [*(kernel.output for kernel in kernel_files), *scaffolds, *generated]
+    check_unique_paths(outputs)
+    confinement = safety.Confinement(layout)
+    for output in outputs:
+        confinement.check(output.path, "an output file")
+    planned = plan_outputs(
+        outputs, {kernel.output.path: kernel for kernel in kernel_files}, previous, layout, force=options.force or check
     )
-    # The manifest goes last: if a run is interrupted, the next one still sees the old record.
-    ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)
-    plan = Plan(tuple(kernel_changes + ordered))
-    edited = tuple(hand_edited(generated_changes, previous, layout)) if check else ()
     return GenerateResult(
-        context, tuple(kernel_files), plan, merges, tuple(orphaned), kept_names, edited, tuple(scaffolds)
+        context,
+        tuple(kernel_files),
+        planned.plan,
+        planned.merges,
+        tuple(orphaned),
+        kept_names,
+        planned.edited if check else (),
+        tuple(scaffolds),
     )
 
 
@@ -183,33 +179,6 @@ def _keeping_user_parameter_names(
         and record.type_signatures.get(op) == signature
     }
     return kernel.keeping_heads(kept), tuple(sorted(kept))
-
-
-def _plan_kernel_files(
-    kernel_files: list[KernelFile], previous: Manifest | None, layout: Layout
-) -> tuple[list[Change], dict[Path, MergeResult]]:
-    changes = []
-    merges = {}
-    for kernel in kernel_files:
-        path = kernel.output.path
-        current = kernel_text.read_kernel_file(path, layout.root)
-        if current is None:
-            changes.append(Change(path, Action.CREATE, kernel.output.content))
-            continue
-        record = previous.kernel_files.get(layout.from_out(path)) if previous else None
-        result = kernel_text.update_preserving_form(
-            current, record, kernel, update_kernel_file, display_path(path, layout.root)
-        )
-        if result.outcome is not MergeOutcome.UNCHANGED or result.removed_ops:
-            merges[path] = result
-        if result.content != current:
-            action = {
-                MergeOutcome.REGENERATED: Action.UPDATE,
-                MergeOutcome.MERGED: Action.MERGE,
-                MergeOutcome.CONFLICT: Action.CONFLICT,
-            }[result.outcome]
-            changes.append(Change(path, action, result.content))
-    return changes, merges
 
 
 def _orphaned_kernel_files(

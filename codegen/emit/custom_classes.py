@@ -215,8 +215,8 @@ def custom_class_scaffolds(context: EmitContext) -> list[OutputFile]:
     for custom_class in config.custom_classes:
         stem = custom_class.file_stem
         files += [
-            OutputFile(directory / f"{stem}.h", scaffold_header(custom_class, **options), Owner.USER),
-            OutputFile(directory / f"{stem}.cpp", scaffold_source(custom_class, **options), Owner.USER),
-            OutputFile(directory / f"{stem}.py", scaffold_fake_class(custom_class, **options), Owner.USER),
+            OutputFile(directory / f"{stem}.h", scaffold_header(custom_class, **options), Owner.SCAFFOLD),
+            OutputFile(directory / f"{stem}.cpp", scaffold_source(custom_class, **options), Owner.SCAFFOLD),
+            OutputFile(directory / f"{stem}.py", scaffold_fake_class(custom_class, **options), Owner.SCAFFOLD),
         ]
     return files

@@ -43,10 +43,16 @@ def has_conflict_markers(text: str) -> bool:
 
 
 class Owner(enum.Enum):
+    """Who a file belongs to, which decides how a run treats it (write/plan.py plans each)."""
+
     GENERATOR = "generator"
     """Rewritten on every generation; never edit by hand."""
     USER = "user"
-    """Created once (kernel stubs), then the user's: later runs merge, never overwrite."""
+    """A kernel file: created once as a stub, then the user's. Later runs merge what the
+    generator owns in it (definition lines, missing kernels), never overwrite it."""
+    SCAFFOLD = "scaffold"
+    """Created once, then wholly the user's (a custom class's files): later runs create it again
+    when it is missing, and otherwise never read or change it."""
 
 
 @dataclass(frozen=True)

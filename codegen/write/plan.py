@@ -1,4 +1,9 @@
-"""Careful writing: plan every change first, then apply it.
+"""Careful writing: plan every change first; write/transaction.py then writes the plan.
+
+Every output is planned by its owner (model/outputs.Owner), in one place (`plan_outputs`):
+- a generator-owned file is written when its bytes differ, deleted when no longer produced;
+- a user-owned kernel file is created once, then merged (write/merge.py, write/kernel_text.py);
+- a user's scaffold is created when it is missing, and never read or changed otherwise.
 
 - A file is written only when its bytes change, so a no-op regeneration touches nothing (mtimes
   stay, incremental builds stay incremental).
@@ -6,7 +11,7 @@
   os.replace, so a reader never sees half a file.
 - Every refusal (a hand-edited generated file, a file scaffold-backend did not write, the same
   path produced twice) is found while planning, before anything is written.
-- User-owned files are never overwritten or deleted here; kernel files are merged (merge.py).
+- User-owned files are never overwritten or deleted here; kernel files are merged.
 """
 
 from __future__ import annotations
@@ -14,14 +19,17 @@ from __future__ import annotations
 import enum
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..emit.kernel_file import KernelFile
 from ..errors import OutputError, SourceLocation
 from ..model.manifest import Manifest, sha256_text
-from ..model.outputs import GENERATED_MARKER, Layout, OutputFile, Owner
+from ..model.outputs import GENERATED_MARKER, MANIFEST_NAME, Layout, OutputFile, Owner
 from ..paths import display_path
+from . import kernel_text
+from .merge import MergeOutcome, MergeResult, update_kernel_file
 
 
 class Action(enum.Enum):
@@ -77,7 +85,72 @@ def check_unique_paths(outputs: Iterable[OutputFile]) -> None:
         seen.add(output.path)
 
 
-def plan_generated_files(
+@dataclass(frozen=True)
+class OutputPlan:
+    plan: Plan
+    """Every change, user-owned files first; among generator-owned ones the manifest last, so that
+    a run interrupted before its end leaves the old record for the next one."""
+    merges: dict[Path, MergeResult]
+    """User-owned files that needed more than creation, and what their merge gave."""
+    edited: tuple[Path, ...]
+    """Generator-owned files the plan changes that someone else wrote or edited since."""
+
+
+def plan_outputs(
+    outputs: Sequence[OutputFile],
+    merge_sources: Mapping[Path, KernelFile],
+    previous: Manifest | None,
+    layout: Layout,
+    *,
+    force: bool,
+) -> OutputPlan:
+    """The changes that bring the tree to `outputs`, each planned by its owner. `merge_sources`
+    gives each user-owned output's kernels (what a merge adds or updates), by path. Without
+    `force`, a generator-owned file someone else edited stops the plan (see _refuse_to_clobber)."""
+    user_changes: list[Change] = []
+    merges: dict[Path, MergeResult] = {}
+    generated: list[OutputFile] = []
+    for output in outputs:
+        if output.owner is Owner.GENERATOR:
+            generated.append(output)
+        elif output.owner is Owner.USER:
+            change, merge = _plan_kernel_file(merge_sources[output.path], previous, layout)
+            user_changes += [change] if change is not None else []
+            if merge is not None:
+                merges[output.path] = merge
+        elif not output.path.exists() and not output.path.is_symlink():  # Owner.SCAFFOLD
+            user_changes.append(Change(output.path, Action.CREATE, output.content))
+    generated_changes = _plan_generated_files(generated, previous, layout, layout.root, force=force)
+    ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)
+    return OutputPlan(
+        Plan(tuple(user_changes + ordered)), merges, tuple(_hand_edited(generated_changes, previous, layout))
+    )
+
+
+def _plan_kernel_file(
+    kernel: KernelFile, previous: Manifest | None, layout: Layout
+) -> tuple[Change | None, MergeResult | None]:
+    """A kernel file: created when missing; else the user's text, merged with what the generator
+    owns in it (its definition lines, its missing kernels)."""
+    path = kernel.output.path
+    current = kernel_text.read_kernel_file(path, layout.root)
+    if current is None:
+        return Change(path, Action.CREATE, kernel.output.content), None
+    record = previous.kernel_files.get(layout.from_out(path)) if previous else None
+    shown = display_path(path, layout.root)
+    result = kernel_text.update_preserving_form(current, record, kernel, update_kernel_file, shown)
+    merge = result if result.outcome is not MergeOutcome.UNCHANGED or result.removed_ops else None
+    if result.content == current:
+        return None, merge
+    action = {
+        MergeOutcome.REGENERATED: Action.UPDATE,
+        MergeOutcome.MERGED: Action.MERGE,
+        MergeOutcome.CONFLICT: Action.CONFLICT,
+    }[result.outcome]
+    return Change(path, action, result.content), merge
+
+
+def _plan_generated_files(
     outputs: Iterable[OutputFile],
     previous: Manifest | None,
     layout: Layout,
@@ -120,7 +193,7 @@ def plan_generated_files(
     return changes
 
 
-def hand_edited(changes: Iterable[Change], previous: Manifest | None, layout: Layout) -> list[Path]:
+def _hand_edited(changes: Iterable[Change], previous: Manifest | None, layout: Layout) -> list[Path]:
     """The generator-owned files among `changes` that someone else wrote or edited: what a run
     without --force refuses to overwrite or delete."""
     recorded: Mapping[str, str] = previous.files if previous is not None else {}
@@ -173,15 +246,6 @@ def _refuse_to_clobber(
             hint="move the change into a kernel file (generated files are rewritten on every "
             "run), or pass --force to discard it",
         )
-
-
-def apply(plan: Plan) -> None:
-    for change in plan.changes:
-        if change.action is Action.DELETE:
-            change.path.unlink(missing_ok=True)
-        else:
-            assert change.content is not None
-            write_atomically(change.path, change.content)
 
 
 def write_atomically(path: Path, content: str, shown: str | None = None) -> None:
