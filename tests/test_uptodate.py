@@ -9,9 +9,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scaffold_testing import TESTS, run_cli_process
 
 from scaffold_backend.model.outputs import END_MARKER, START_MARKER
@@ -259,3 +262,126 @@ def test_the_console_script_leaves_options_doubt_and_errors_to_the_cli(tmp_path:
     code, output, errors, imported = _entry_probe(root, "generate")
     assert (code, imported) == (2, "CLI")
     assert errors.startswith("error: ") and "pyproject.toml" in errors and "Traceback" not in errors
+
+
+# The fast answer and the full run are one answer: after each of these edits of a generated tree,
+# both say "current" (the edit changes nothing a run would write) or both say "stale". Each edit
+# touches its own file, so any of them can be combined.
+def _definition_lines(lines: list[str]) -> tuple[int, int]:
+    """The first kernel definition of a stub file: its head line and the line closing it."""
+    head = next(index for index, line in enumerate(lines) if line.endswith(") {"))
+    return head, lines.index("}", head)
+
+
+def _edit_kernel_file(root: Path, name: str, edit: Callable[[list[str]], list[str]]) -> None:
+    path = root / "kernels" / name
+    path.write_text("\n".join(edit(path.read_text().split("\n"))))
+
+
+def _implement_kernel(root: Path) -> None:
+    def edit(lines: list[str]) -> list[str]:
+        head, end = _definition_lines(lines)
+        return [*lines[: head + 1], "  return at::abs_out(out, self);", *lines[end:]]
+
+    _edit_kernel_file(root, "abs.cpp", edit)
+
+
+def _reformat_definition(root: Path) -> None:
+    def edit(lines: list[str]) -> list[str]:
+        head, _ = _definition_lines(lines)
+        return [*lines[:head], lines[head].replace(", ", ",\n    "), *lines[head + 1 :]]
+
+    _edit_kernel_file(root, "tril.cpp", edit)
+
+
+def _add_a_helper_and_comments(root: Path) -> None:
+    def edit(lines: list[str]) -> list[str]:
+        head, _ = _definition_lines(lines)
+        helper = ["// <<<<<<< yours (in a comment: no merge)", "static int helper() { return 1; }", ""]
+        return [*lines[:head], *helper, *lines[head:]]
+
+    _edit_kernel_file(root, "view.cpp", edit)
+
+
+def _crlf_and_byte_order_mark(root: Path) -> None:
+    path = root / "kernels" / "cat.cpp"
+    path.write_bytes("\ufeff".encode() + path.read_bytes().replace(b"\n", b"\r\n"))
+
+
+def _touch_generated(root: Path) -> None:
+    os.utime(root / "generated" / "sources.cmake")
+
+
+def _remove_a_definition(root: Path) -> None:
+    def edit(lines: list[str]) -> list[str]:
+        head, end = _definition_lines(lines)
+        return [*lines[:head], *lines[end + 1 :]]
+
+    _edit_kernel_file(root, "unique_dim.cpp", edit)
+
+
+def _comment_out_a_definition(root: Path) -> None:
+    def edit(lines: list[str]) -> list[str]:
+        head, end = _definition_lines(lines)
+        return [*lines[:head], "/*", *lines[head : end + 1], "*/", *lines[end + 1 :]]
+
+    _edit_kernel_file(root, "resize.cpp", edit)
+
+
+def _disable_a_definition(root: Path) -> None:
+    def edit(lines: list[str]) -> list[str]:
+        head, end = _definition_lines(lines)
+        return [*lines[:head], "#if 0", *lines[head : end + 1], "#endif", *lines[end + 1 :]]
+
+    _edit_kernel_file(root, "empty.cpp", edit)
+
+
+def _remove_a_fake_kernel(root: Path) -> None:
+    path = root / "kernels" / "custom_ops" / "scale.py"
+    path.write_text(path.read_text().replace("def scale_out_fake(", "def renamed_fake("))
+
+
+def _leave_a_conflict(root: Path) -> None:
+    conflict = [START_MARKER, "mine", "=======", "theirs", END_MARKER]
+    _edit_kernel_file(root, "__and__.cpp", lambda lines: [*lines, *conflict])
+
+
+CURRENT_EDITS = [_implement_kernel, _reformat_definition, _add_a_helper_and_comments, _crlf_and_byte_order_mark,
+                 _touch_generated]
+STALE_EDITS = [_remove_a_definition, _comment_out_a_definition, _disable_a_definition, _remove_a_fake_kernel,
+               _leave_a_conflict, _edit_generated, _delete_generated]
+
+
+def _answers(root: Path) -> tuple[bool, bool]:
+    """(the fast answer says current, the full run says current): the fast one in this process,
+    without the generator; the full one is `generate --check`'s plan."""
+    from scaffold_backend.commands.generate import plan_only
+    from scaffold_backend.commands.project import resolve_generate_options
+    from scaffold_backend.write.uptodate import check_up_to_date
+
+    options = resolve_generate_options(
+        root, Path("backend.yaml"), Path("generated"), None, Path("decls.h"), False
+    )
+    fast = check_up_to_date(options)
+    result = plan_only(options, check=True)
+    return fast is not None, not result.plan and not result.conflicts()
+
+
+@pytest.mark.parametrize("edit", CURRENT_EDITS + STALE_EDITS, ids=lambda edit: edit.__name__.strip("_"))
+def test_the_fast_answer_and_the_full_run_agree(tmp_path: Path, edit: Callable[[Path], None]) -> None:
+    root = _project(tmp_path)
+    run_cli_process([*ARGS, "--check"], root)  # leaves the stamp the fast answer needs
+    edit(root)
+    assert _answers(root) == (edit in CURRENT_EDITS,) * 2
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.sampled_from(CURRENT_EDITS + STALE_EDITS), min_size=1, max_size=4, unique=True))
+def test_the_two_answers_agree_on_combined_edits(tmp_path: Path, edits: list[Callable[[Path], None]]) -> None:
+    root = tmp_path / f"tree{len(list(tmp_path.iterdir()))}"
+    root.mkdir()
+    _project(root)
+    run_cli_process([*ARGS, "--check"], root)
+    for edit in edits:
+        edit(root)
+    assert _answers(root) == (all(edit in CURRENT_EDITS for edit in edits),) * 2

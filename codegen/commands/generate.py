@@ -36,7 +36,7 @@ from ..select.selection import select
 from ..write import safety, transaction
 from ..write.merge import MergeOutcome, MergeResult
 from ..write.plan import Action, Plan, check_unique_paths, plan_outputs
-from ..write.uptodate import orphan_note
+from ..write.uptodate import kernel_count, orphan_note, up_to_date_line
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,8 @@ class GenerateResult:
     """Kernel files that needed more than creation, and what happened to them."""
     orphaned: tuple[str, ...]
     """Kernel files (relative to the output directory) whose ops are no longer generated."""
+    manifest: Manifest
+    """The manifest the run writes."""
     kept_parameter_names: dict[Path, tuple[str, ...]] = field(default_factory=dict)
     """Kernel files whose definition lines keep the user's parameter names for these ops, because
     the declarations changed since the last run and PyTorch renamed their parameters only."""
@@ -151,14 +153,15 @@ def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
         outputs, {kernel.output.path: kernel for kernel in kernel_files}, previous, layout, force=options.force or check
     )
     return GenerateResult(
-        context,
-        tuple(kernel_files),
-        planned.plan,
-        planned.merges,
-        tuple(orphaned),
-        kept_names,
-        planned.edited if check else (),
-        tuple(scaffolds),
+        context=context,
+        kernel_files=tuple(kernel_files),
+        plan=planned.plan,
+        merges=planned.merges,
+        orphaned=tuple(orphaned),
+        manifest=manifest,
+        kept_parameter_names=kept_names,
+        edited=planned.edited if check else (),
+        class_scaffolds=tuple(scaffolds),
     )
 
 
@@ -289,9 +292,9 @@ def generate_report(result: GenerateResult, root: Path, *, planned: bool) -> tup
     for relative in result.orphaned:
         shown = display_path(result.layout.out_dir / relative, root)
         notes.append(orphan_note(shown))
-    kernels = len(result.selection.kernels)
+    kernels = kernel_count(result.manifest)
     if result.plan:
         lines.append(f"{kernels} kernel(s), {len(result.plan.changes)} file(s) {'to change' if planned else 'changed'}")
     else:
-        lines.append(f"{kernels} kernel(s), everything up to date")
+        lines.append(up_to_date_line(kernels))
     return lines, notes

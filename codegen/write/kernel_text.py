@@ -8,13 +8,12 @@
   definition of it, e.g. a file that was orphaned and now gets its ops back, or a kernel the user
   deleted) is appended as a fresh stub, so the gap shows up as a change (and `--check` fails)
   instead of as a link error. Whether a kernel is defined is decided on the file's C++ tokens
-  (cpp_definitions.py): a comment or a string that holds its signature does not count, and a
-  signature the user reformatted does.
+  (parse/kernel_definitions.py): a comment or a string that holds its signature does not count,
+  and a signature the user reformatted does.
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -22,11 +21,10 @@ from pathlib import Path
 from ..emit.kernel_file import KernelFile
 from ..errors import OutputError, SourceLocation
 from ..model.manifest import KernelFileRecord
-from ..parse import cpp_definitions
+from ..parse import kernel_definitions
+from ..parse.kernel_definitions import BYTE_ORDER_MARK
 from ..paths import display_path
 from .merge import MergeOutcome, MergeResult
-
-BYTE_ORDER_MARK = "\ufeff"
 
 
 def read_kernel_file(path: Path, root: Path) -> str | None:
@@ -51,10 +49,8 @@ def update_preserving_form(
     """`update(current, record, kernel)` on the file without its BOM and CRLFs, which the result
     then gets back; then every kernel missing from the result is added."""
     bom = current.startswith(BYTE_ORDER_MARK)
-    body = current[len(BYTE_ORDER_MARK) :] if bom else current
-    crlf = "\r\n" in body
-    if crlf:
-        body = body.replace("\r\n", "\n")
+    crlf = "\r\n" in current
+    body = kernel_definitions.code_of(current)
     result = update(body, record, kernel)
     if result.outcome is not MergeOutcome.CONFLICT:
         completed = add_missing_kernels(result.content, kernel)
@@ -81,38 +77,8 @@ def update_preserving_form(
 
 
 def missing_kernels(text: str, kernel: KernelFile) -> list[str]:
-    """Ops of `kernel` that `text` does not define (see cpp_definitions.py for the rule)."""
-    if kernel.output.path.suffix == ".py":
-        return _missing_python_functions(text, kernel)
-    namespace = kernel_namespace(kernel)
-    signatures = {
-        op: cpp_definitions.kernel_signature(namespace, stub.definition_head) for op, stub in kernel.kernels.items()
-    }
-    defined = cpp_definitions.defined_signatures(text, list(signatures.values()))
-    return sorted(op for op, signature in signatures.items() if signature not in defined)
-
-
-def _missing_python_functions(text: str, kernel: KernelFile) -> list[str]:
-    """A custom op's Python file (fake kernel, autograd): functions are found by name among the
-    module's top-level definitions, with Python's own parser. A file that does not parse is left
-    for the user (and Python) to report, not patched."""
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    defined = {node.name for node in module.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
-    return sorted(
-        op
-        for op, stub in kernel.kernels.items()
-        if stub.definition_head.removeprefix("def ").partition("(")[0] not in defined
-    )
-
-
-def kernel_namespace(kernel: KernelFile) -> str:
-    """The C++ namespace the file's kernels are declared in (`a::b`), from the namespace line its
-    template opens."""
-    opening = cpp_definitions.tokens(kernel.template_arguments.namespace_open)
-    return "::".join(token for token in opening[1:] if token not in ("::", "{"))
+    """Ops of `kernel` that `text` does not define (see parse/kernel_definitions.py for the rule)."""
+    return kernel_definitions.missing_kernels(text, kernel.output.path.suffix, kernel.output.content, kernel.heads)
 
 
 def add_missing_kernels(text: str, kernel: KernelFile) -> str | None:

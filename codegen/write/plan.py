@@ -30,6 +30,7 @@ from ..model.outputs import GENERATED_MARKER, MANIFEST_NAME, Layout, OutputFile,
 from ..paths import display_path
 from . import kernel_text
 from .merge import MergeOutcome, MergeResult, update_kernel_file
+from .uptodate import scaffold_is_missing
 
 
 class Action(enum.Enum):
@@ -118,7 +119,7 @@ def plan_outputs(
             user_changes += [change] if change is not None else []
             if merge is not None:
                 merges[output.path] = merge
-        elif not output.path.exists() and not output.path.is_symlink():  # Owner.SCAFFOLD
+        elif scaffold_is_missing(output.path):  # Owner.SCAFFOLD
             user_changes.append(Change(output.path, Action.CREATE, output.content))
     generated_changes = _plan_generated_files(generated, previous, layout, layout.root, force=force)
     ordered = sorted(generated_changes, key=lambda change: change.path.name == MANIFEST_NAME)

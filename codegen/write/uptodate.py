@@ -1,12 +1,20 @@
-"""The fast "up to date" answer of `generate` and `generate --check`.
+"""The answer to "is the tree current?" of `generate` and `generate --check`, given before the
+generator runs whenever the manifest can tell.
 
-Most runs change nothing: a pre-commit hook, a CI job, a build that regenerates first. Those runs
-are decided here from the manifest alone, before torchgen, Jinja or the declarations parser are
-imported: the tree is current when the generator is the one that wrote the manifest, both inputs
-have the digests the manifest records, every generator-owned file on disk has its recorded digest,
-every kernel file exists without unresolved conflict markers, and the kernel files left out of the
-build are still there. Anything else (a missing or unreadable manifest included) answers "cannot
-tell", and the full generation decides, reports and explains.
+A run would change nothing when (1) what it would generate is what the manifest records, and
+(2) the tree holds what the manifest records, judged by the rules a run applies to each file
+(write/plan.py plans by the same functions):
+- a generator-owned file has the bytes the generator writes (the manifest's digest);
+- a kernel file holds no unresolved merge and defines each of its kernels
+  (`kernel_file_is_current`: the checks of the run's merge, on the same functions);
+- a custom class's scaffold is there (`scaffold_is_missing`);
+- the kernel files left out of the build are still there (else the manifest would change).
+(1) is known without generating when the manifest was written by this generator and both inputs
+have the digests it records: generation is deterministic in those. Then the answer is given
+here, before torchgen, Jinja or the declarations parser are imported; anything else (a missing or
+unreadable manifest included) answers "cannot tell", and the full run decides, reports and
+explains, saying the same as this answer when the tree is current (`up_to_date_line`,
+`kernel_count`).
 
 Which generator wrote the manifest: an installed release is identified by its version, which the
 manifest records. A source checkout (this repository, an editable install) changes without a
@@ -22,15 +30,15 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..errors import ScaffoldError
-from ..model.manifest import Manifest
-from ..model.outputs import JOURNAL_NAME, MANIFEST_NAME, START_MARKER, GenerateOptions, has_conflict_markers
+from ..model.manifest import KernelFileRecord, Manifest
+from ..model.outputs import JOURNAL_NAME, MANIFEST_NAME, GenerateOptions, has_conflict_markers
+from ..parse import kernel_definitions
 from ..parse.installed_torch import find_installed_torch
 from ..parse.manifest import MAX_MANIFEST_BYTES, parse_manifest
 from ..parse.torch_support import torch_support
@@ -148,13 +156,7 @@ class _ManifestFacts:
             kernel_files=tuple(manifest.kernel_files),
             orphaned_kernel_files=manifest.orphaned_kernel_files,
             custom_class_files=manifest.custom_class_files,
-            # aten kernels only, as a full run reports them: custom ops' files (custom_ops/)
-            # hold their CPU/device kernels and Python functions.
-            kernels=sum(
-                len(record.heads)
-                for path, record in manifest.kernel_files.items()
-                if path.rpartition("/")[0].rpartition("/")[2] != CUSTOM_OPS_DIR
-            ),
+            kernels=kernel_count(manifest),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -212,17 +214,18 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
     if not _written_by_this_generator(manifest, manifest_digest, options.out_dir):
         return None
     facts = _ManifestFacts.of(manifest)
-    current = _check_tree(facts, manifest.files, known, options)
+    current = _check_tree(facts, manifest, known, options)
     if current is not None:
         known.save(facts)
     return current
 
 
 def _check_tree(
-    facts: _ManifestFacts, digests: Mapping[str, str] | None, known: _KnownFiles, options: GenerateOptions
+    facts: _ManifestFacts, manifest: Manifest | None, known: _KnownFiles, options: GenerateOptions
 ) -> UpToDate | None:
-    """The tree against the manifest's facts. With `digests` (the manifest's), a file whose
-    status is not remembered is read and hashed; without, it means the full check must run."""
+    """The tree against the manifest's facts, by the rules of a run (see the module docstring).
+    With `manifest` (parsed), a file whose status is not remembered is read and judged; without,
+    it means the full check must run."""
     if not _inputs_unchanged(facts, options):
         return None
     if not _confined(facts, options):
@@ -234,10 +237,10 @@ def _check_tree(
         path = os.path.join(out_dir, relative)
         if known.unchanged(relative, path):
             continue
-        if digests is None:
+        if manifest is None:
             return None
         read = _read_regular(path)
-        if read is None or hashlib.sha256(read[0]).hexdigest() != digests[relative]:
+        if read is None or hashlib.sha256(read[0]).hexdigest() != manifest.files[relative]:
             return None
         known.verified(relative, read[1])
     kernels_prefix = Path(os.path.relpath(options.kernels_dir, options.out_dir)).as_posix() + "/"
@@ -247,20 +250,37 @@ def _check_tree(
         path = os.path.join(out_dir, relative)
         if known.unchanged(relative, path):
             continue
+        if manifest is None:
+            return None
         read = _read_regular(path)
-        try:
-            text = None if read is None else read[0].decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if read is None or text is None or (START_MARKER in text and has_conflict_markers(text)):
+        if read is None or not kernel_file_is_current(read[0], manifest.kernel_files[relative], relative):
             return None
         known.verified(relative, read[1])
     if not all(_is_regular(os.path.join(out_dir, relative)) for relative in facts.orphaned_kernel_files):
         return None
     orphaned = tuple(options.out_dir / relative for relative in facts.orphaned_kernel_files)
-    if not all((options.out_dir / relative).is_file() for relative in facts.custom_class_files):
-        return None  # the full run creates it again
+    if any(scaffold_is_missing(options.out_dir / relative) for relative in facts.custom_class_files):
+        return None
     return UpToDate(kernels=facts.kernels, orphaned=orphaned)
+
+
+def kernel_file_is_current(data: bytes, record: KernelFileRecord, name: str) -> bool:
+    """A run leaves a kernel file (`data`, named `name`) as it is when the generator's text for it
+    is still `record.base` and the file holds no unresolved merge and defines every kernel of
+    `record.heads`: the checks of the run's merge (write/kernel_text.py), on the same functions."""
+    text = data.decode("utf-8", errors="surrogateescape")  # as a run reads it
+    if text == record.base:
+        return True  # what the generator wrote defines each of its kernels
+    code = kernel_definitions.code_of(text)
+    suffix = os.path.splitext(name)[1]
+    return not has_conflict_markers(code) and not kernel_definitions.missing_kernels(
+        code, suffix, record.base, record.heads
+    )
+
+
+def scaffold_is_missing(path: Path) -> bool:
+    """A scaffold (a custom class's file) is created again when nothing is at its path."""
+    return not os.path.lexists(path)
 
 
 def _confined(facts: _ManifestFacts, options: GenerateOptions) -> bool:
@@ -402,6 +422,21 @@ def _inputs_unchanged(facts: _ManifestFacts, options: GenerateOptions) -> bool:
     return yaml_path == display_path(options.yaml_path, options.root) and _sha256_file(options.yaml_path) == yaml_sha256
 
 
+def kernel_count(manifest: Manifest) -> int:
+    """How many kernels a run reports: the aten kernels of the manifest's kernel files (custom
+    ops' files, in custom_ops/, hold their CPU and device kernels and Python functions)."""
+    return sum(
+        len(record.heads)
+        for path, record in manifest.kernel_files.items()
+        if path.rpartition("/")[0].rpartition("/")[2] != CUSTOM_OPS_DIR
+    )
+
+
+def up_to_date_line(kernels: int) -> str:
+    """What `generate` says of a tree it would not change, however it found out."""
+    return f"{kernels} kernel(s), everything up to date"
+
+
 def orphan_note(shown: str) -> str:
     """Said on every run while a kernel file whose ops are gone is still on disk."""
     return (
@@ -421,4 +456,4 @@ def answer_if_up_to_date(options: GenerateOptions) -> tuple[list[str], list[str]
 def up_to_date_report(current: UpToDate, root: Path) -> tuple[list[str], list[str]]:
     """What `generate` prints for an up-to-date tree: the same as a full run would."""
     notes = [orphan_note(display_path(path, root)) for path in sorted(current.orphaned)]
-    return [f"{current.kernels} kernel(s), everything up to date"], notes
+    return [up_to_date_line(current.kernels)], notes
