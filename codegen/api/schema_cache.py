@@ -33,7 +33,13 @@ from .signatures import KernelSignature, SignatureKey
 _FORMAT = 2
 _KEPT_FILES = 8
 """Cache files kept (one per header and torch in use): the oldest beyond these are deleted."""
-_CODE_FILES = ("model/declarations.py", "parse/declarations.py", "api/signatures.py", "api/schema_cache.py")
+_CODE_FILES = (
+    "model/declarations.py",
+    "parse/declarations.py",
+    "api/op_traits.py",
+    "api/signatures.py",
+    "api/schema_cache.py",
+)
 """The generator's code that decides what is cached: an edit to it (in a source checkout)
 must not read values the old code computed."""
 ParsedSchema = tuple[FunctionSchema | None, str | None]
