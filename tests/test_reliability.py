@@ -21,7 +21,8 @@ from scaffold_backend.commands.cli import cli
 from scaffold_backend.errors import OutputError
 from scaffold_backend.model.outputs import Layout
 from scaffold_backend.parse.installed_torch import find_installed_torch
-from scaffold_backend.write.transaction import JOURNAL_NAME, output_lock
+from scaffold_backend.model.outputs import JOURNAL_NAME
+from scaffold_backend.write.lock import output_lock
 
 DATA = TESTS / "data"
 SMALL_YAML = (DATA / "small_backend.yaml").read_text()

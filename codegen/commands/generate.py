@@ -34,6 +34,7 @@ from ..parse.torch_support import torch_support
 from ..paths import display_path, display_paths
 from ..select.selection import select
 from ..write import safety, transaction
+from ..write.lock import output_lock
 from ..write.merge import MergeOutcome, MergeResult
 from ..write.plan import Action, Plan, check_unique_paths, plan_outputs
 from ..write.uptodate import kernel_count, orphan_note, up_to_date_line
@@ -205,7 +206,7 @@ def run(options: GenerateOptions) -> GenerateResult:
     written (with markers) like any other change; callers then fail with
     `require_no_conflicts`."""
     layout = options.layout
-    with transaction.output_lock(layout):
+    with output_lock(layout):
         transaction.recover(layout)
         result = prepare(options)
         previous = read_manifest(layout)
@@ -222,7 +223,7 @@ def plan_only(options: GenerateOptions, *, check: bool = False) -> GenerateResul
     """What `run` would do, writing nothing (--check, --dry-run); under the lock, so it never
     sees a tree another run is halfway through. `check`: see `prepare`."""
     layout = options.layout
-    with transaction.output_lock(layout, create=False):
+    with output_lock(layout, create=False):
         if transaction.has_interrupted_transaction(layout):
             raise StaleOutputError(
                 "an interrupted `scaffold-backend generate` left its write unfinished",
