@@ -52,7 +52,7 @@ class BackendYamlError(ScaffoldError):
 
 
 class InvalidNameError(ScaffoldError):
-    """A device name, C++ namespace, class name or include that cannot be used (ident.py's rules),
+    """A device name, C++ namespace, class name or include that cannot be used (model/ident.py's rules),
     located wherever it was written: the backend YAML, or `init NAME`."""
 
 

@@ -1,4 +1,4 @@
-"""Property tests of the three parsers of untrusted text (issue 9): whatever the declarations
+"""Property tests of the three parsers of untrusted text: whatever the declarations
 header, the backend YAML or the manifest holds, parsing gives a result or a ScaffoldError (which
 the CLI reports as one line), never another exception."""
 

@@ -1,4 +1,4 @@
-"""`generate` against hostile input and faults (issue 9): every bad input gets exit 2 and one
+"""`generate` against hostile input and faults: every bad input gets exit 2 and one
 located line, no traceback, and the whole tree (the victim files beside it included) byte-for-byte
 unchanged; the manifest and the transaction journal cannot take the tool outside its directories;
 writes are one transaction under a lock."""

@@ -3,7 +3,7 @@ what those return; the logic lives in the modules they call.
 
 Only light modules are imported here: the generator proper (torchgen, Jinja, the declarations
 parser) is imported by the commands that need it, so that `generate` on an up-to-date tree
-answers in a few hundredths of a second (see uptodate.py).
+answers in a few hundredths of a second (see write/uptodate.py).
 """
 
 from __future__ import annotations

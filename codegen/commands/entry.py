@@ -2,7 +2,7 @@
 
 Most runs of `scaffold-backend generate` and `scaffold-backend generate --check` (pre-commit
 hooks, CI jobs, builds that regenerate first) find the tree up to date. With no other argument,
-that answer is given here, from the project's settings and the manifest (uptodate.py), before
+that answer is given here, from the project's settings and the manifest (write/uptodate.py), before
 click and the command-line module are imported: they are a fifth of such a run. Any other
 command line, any doubt and any error go to the click CLI (cli.py), which decides and reports
 as always; the answer printed here is the one it would print.

@@ -51,7 +51,7 @@ def build_context(
     layout: Layout,
     signatures: MutableMapping[SignatureKey, KernelSignature] | None = None,
 ) -> EmitContext:
-    """`signatures`: kernel signatures known for this header (schema_cache.py), extended here."""
+    """`signatures`: kernel signatures known for this header (api/schema_cache.py), extended here."""
     config = selection.config
     kernels = tuple(
         (op, kernel_binding(op.declaration, symint=op.symint, config=config, signatures=signatures))

@@ -1,4 +1,4 @@
-"""Text of the files a `custom_classes:` section produces (see custom_classes.py): the generated
+"""Text of the files a `custom_classes:` section produces (see parse/custom_classes.py): the generated
 registration, and the user's class (`.h`/`.cpp`) and fake class (Python) scaffolds. Pure
 functions from the model to text; C++ types come from torchgen's C++ API."""
 

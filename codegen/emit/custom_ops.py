@@ -306,7 +306,7 @@ def _python_file(context: EmitContext, group: str, names: str, members: list[Cus
 
 
 def _python_stub(head: str, returns: str, body: str) -> StubKernel:
-    # The head stops before ` -> `: merge.py finds a definition line by its head followed by a
+    # The head stops before ` -> `: write/merge.py finds a definition line by its head followed by a
     # space, as it does for C++ kernels (`head {`).
     return StubKernel(definition_head=head, message="", type_signature=head, returns=returns, body=body)
 

@@ -1,7 +1,7 @@
 """A kernel file as the generator writes it: the text of a fresh stub, each kernel's definition
 line, and each kernel's stand-alone stub function.
 
-Kernel files belong to the user once created; merge.py and kernel_text.py use these records to
+Kernel files belong to the user once created; write/merge.py and write/kernel_text.py use these records to
 update a file the user has edited, without importing the emitters.
 """
 

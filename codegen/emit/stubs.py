@@ -3,7 +3,7 @@
 A stub is created once and then belongs to the user. A fresh stub compiles and registers, and
 fails loudly at run time naming the op, so an unimplemented kernel can never pass for a working
 one. Alongside the text, the emitter reports each kernel's definition line and its stand-alone
-stub function (a KernelFile): merge.py uses them to update a file the user has edited.
+stub function (a KernelFile): write/merge.py uses them to update a file the user has edited.
 """
 
 from __future__ import annotations

@@ -289,8 +289,8 @@ RESERVED_OP_NAMESPACES = frozenset(
 def custom_op_namespace_issue(namespace: str, backend_package: str) -> NameProblem | None:
     """The namespace a backend's custom ops are defined in (its device name) must be its own:
     not one of PyTorch's, and not the name of another installed Python package (torchvision,
-    torchaudio, ... define `TORCH_LIBRARY(<package>, m)`; loading both would fail at import time,
-    seed 004's collision). Checked on the installed files, without importing torch or them."""
+    torchaudio, ... define `TORCH_LIBRARY(<package>, m)`; loading both would fail at import
+    time). Checked on the installed files, without importing torch or them."""
     import importlib.util
     import sys
 

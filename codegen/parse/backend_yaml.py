@@ -4,7 +4,7 @@ It accepts every key of torchgen's `gen_backend_stubs` YAML, so an existing back
 works, plus scaffold-backend's own (`device`, `fallback`, `shards`). Unknown keys, wrong types and
 unsafe names are errors that carry the YAML line; keys that only torchgen's lazy-tensor generator
 understands get a clear "not supported" error rather than silence. Whether the listed operators
-exist is checked later, against the declarations (selection.py).
+exist is checked later, against the declarations (select/selection.py).
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
 def _autocast(reader: YamlReader, node: yaml.Node) -> tuple[AutocastEntry, ...]:
     """`autocast: {lower_precision_fp: [...], fp32: [...], promote: [...]}`: ops added to
     PyTorch's lists. Whether they exist, are functional and are not on PyTorch's lists already is
-    checked against the declarations (selection.py)."""
+    checked against the declarations (select/selection.py)."""
     if isinstance(node, yaml.ScalarNode) and node.tag == NULL_TAG:
         return ()
     entries = reader.mapping(node, "'autocast'", AUTOCAST_KEYS)

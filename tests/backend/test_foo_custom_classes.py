@@ -1,7 +1,7 @@
 """torch.classes.foo.TensorQueue, the reference backend's custom class (runtime/custom_classes/),
 and foo::for_each_add_, the op that takes it: in eager mode on foo and CPU tensors, and under
 torch.compile and torch.export through its fake class (python/torch_foo/custom_classes.py), as in
-PyTorch's guide to custom classes in torch.compile/torch.export (seed 000)."""
+PyTorch's guide to custom classes in torch.compile/torch.export."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ CORE_OPS = (
     "_efficientzerotensor",
     # Not views or factories, but as necessary: at::_convolution and at::convolution_backward
     # call these for every out-of-tree tensor, and their default kernels only raise
-    # (raising_defaults.py), so without them no CNN runs on a new backend.
+    # (model/raising_defaults.py), so without them no CNN runs on a new backend.
     "convolution_overrideable",
     "convolution_backward_overrideable",
 )

@@ -1,5 +1,5 @@
 """A new backend's name: what it becomes (device, package, autoload shim) and whether it may be
-used. NAME must be a safe identifier (ident.py's rules, shared with the backend YAML) and nothing
+used. NAME must be a safe identifier (model/ident.py's rules, shared with the backend YAML) and nothing
 the installed torch already has."""
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ tests before its author writes a line.
 
 The project has the shape of the reference backend in this repository: its device runtime is
 copied verbatim from runtime/ and its small per-project files are rendered from templates/project/
-(init_files.py); its backend YAML is the default one or the user's, adapted (init_yaml.py); NAME is
-checked by init_names.py. The generator then runs on the new project, and the kernels of the core
+(files.py); its backend YAML is the default one or the user's, adapted (project_yaml.py); NAME is
+checked by names.py. The generator then runs on the new project, and the kernels of the core
 ops (factories, copies, views) forward to the runtime's implementations.
 
 Everything is staged in a temporary directory beside the target and moved into place at the
