@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from scaffold_testing import TESTS, run_cli_process
 
 from scaffold_backend.model.outputs import END_MARKER, START_MARKER
-from scaffold_backend.write.uptodate import _stamp_path
+from scaffold_backend.write.uptodate_memory import stamp_path
 
 ARGS = ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "generated"]
 
@@ -112,7 +112,7 @@ def _remember_settled_tree(root: Path) -> None:
     time.sleep(2.2)  # files younger than 2 s are never remembered (racily clean)
     code, output, path = _probe(root, "--check")
     assert (code, path) == (0, "LIGHT"), output
-    document = json.loads(_stamp_path(root / "generated").with_suffix(".files.json").read_text())
+    document = json.loads(stamp_path(root / "generated").with_suffix(".files.json").read_text())
     assert document["facts"]["kernels"] == 12 and "native/abs.h" in document["facts"]["files"]
 
 
@@ -131,7 +131,7 @@ def test_any_change_goes_to_the_full_run_when_the_tree_is_remembered(tmp_path: P
 def test_a_damaged_or_exposed_memory_of_the_tree_is_not_used(tmp_path: Path) -> None:
     root = _project(tmp_path)
     _remember_settled_tree(root)
-    memory = _stamp_path(root / "generated").with_suffix(".files.json")
+    memory = stamp_path(root / "generated").with_suffix(".files.json")
     document = json.loads(memory.read_text())
     # Facts that leave a file out would answer "up to date" for an edit of it, if trusted.
     document["facts"]["files"] = [name for name in document["facts"]["files"] if name != "native/abs.h"]
@@ -177,7 +177,7 @@ def test_a_file_replaced_by_a_symlink_is_left_to_the_full_run(tmp_path: Path, re
 
 def _remembered_files(root: Path) -> dict[str, list[int]]:
     """What the fast check remembers of the tree at `root` (see uptodate._KnownFiles)."""
-    path = _stamp_path(root / "generated").with_suffix(".files.json")
+    path = stamp_path(root / "generated").with_suffix(".files.json")
     files: dict[str, list[int]] = json.loads(path.read_text())["files"]
     return files
 

@@ -19,7 +19,8 @@ import click
 
 from .. import __version__
 from ..errors import ScaffoldError
-from ..write.uptodate import answer_if_up_to_date, record_current
+from ..write.uptodate import answer_if_up_to_date
+from ..write.uptodate_memory import record_current
 from .project import resolve_generate_options, resolve_inputs
 
 F = TypeVar("F", bound=Callable[..., Any])

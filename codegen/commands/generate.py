@@ -37,7 +37,7 @@ from ..write import safety, transaction
 from ..write.lock import output_lock
 from ..write.merge import MergeOutcome, MergeResult
 from ..write.plan import Action, Plan, check_unique_paths, plan_outputs
-from ..write.uptodate import kernel_count, orphan_note, up_to_date_line
+from ..write.uptodate import orphan_note, up_to_date_line
 
 
 @dataclass(frozen=True)
@@ -293,7 +293,7 @@ def generate_report(result: GenerateResult, root: Path, *, planned: bool) -> tup
     for relative in result.orphaned:
         shown = display_path(result.layout.out_dir / relative, root)
         notes.append(orphan_note(shown))
-    kernels = kernel_count(result.manifest)
+    kernels = result.manifest.kernel_count
     if result.plan:
         lines.append(f"{kernels} kernel(s), {len(result.plan.changes)} file(s) {'to change' if planned else 'changed'}")
     else:

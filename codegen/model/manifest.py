@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..paths import CUSTOM_OPS_DIR
 from .outputs import GENERATED_MARKER
 
 FORMAT_VERSION = 1
@@ -63,6 +64,16 @@ class Manifest:
     custom_class_files: tuple[str, ...] = ()
     """The user's files of the YAML's custom classes (created once, never merged): recorded so
     the fast up-to-date answer knows a missing one must be created again."""
+
+    @property
+    def kernel_count(self) -> int:
+        """How many kernels a run reports: the aten kernels of the kernel files (custom ops'
+        files, in custom_ops/, hold their CPU and device kernels and Python functions)."""
+        return sum(
+            len(record.heads)
+            for path, record in self.kernel_files.items()
+            if path.rpartition("/")[0].rpartition("/")[2] != CUSTOM_OPS_DIR
+        )
 
     def to_json(self) -> str:
         document: dict[str, Any] = {

@@ -14,27 +14,18 @@ have the digests it records: generation is deterministic in those. Then the answ
 here, before torchgen, Jinja or the declarations parser are imported; anything else (a missing or
 unreadable manifest included) answers "cannot tell", and the full run decides, reports and
 explains, saying the same as this answer when the tree is current (`up_to_date_line`,
-`kernel_count`).
-
-Which generator wrote the manifest: an installed release is identified by its version, which the
-manifest records. A source checkout (this repository, an editable install) changes without a
-version bump, so there the manifest's version is not enough; a full run leaves a stamp in the
-user's cache directory naming the exact generator sources and the manifest it produced, and the
-fast answer needs that stamp too.
+Manifest.kernel_count). Which generator wrote the manifest, and what an earlier answer found,
+is kept in uptodate_memory.py.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import stat
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from .. import __version__
 from ..errors import ScaffoldError
 from ..model.manifest import KernelFileRecord, Manifest
 from ..model.outputs import JOURNAL_NAME, MANIFEST_NAME, GenerateOptions, has_conflict_markers
@@ -42,17 +33,8 @@ from ..parse import kernel_definitions
 from ..parse.installed_torch import find_installed_torch
 from ..parse.manifest import MAX_MANIFEST_BYTES, parse_manifest
 from ..parse.torch_support import torch_support
-from ..paths import CUSTOM_OPS_DIR, display_path, is_inside
-from ..resources import (
-    is_source_checkout,
-    package_dir,
-    read_private_json,
-    templates_dir,
-    user_cache_dir,
-    write_private_json,
-)
-
-_STAMP_FORMAT = 1
+from ..paths import display_path, is_inside
+from .uptodate_memory import KnownFiles, ManifestFacts, sha256_file, written_by_this_generator
 
 
 @dataclass(frozen=True)
@@ -61,130 +43,6 @@ class UpToDate:
     """How many kernels the manifest's kernel files define (what a full run would count)."""
     orphaned: tuple[Path, ...]
     """Kernel files left out of the build, reported on every run until the user deletes them."""
-
-
-@functools.cache
-def generator_identity() -> str:
-    """The version for an installed release; for a source checkout, the version plus a digest of
-    every source and template file, since those change between versions."""
-    if not is_source_checkout():
-        return __version__
-    digest = hashlib.sha256()
-    for directory in (package_dir(), templates_dir()):
-        for relative, path in _source_files(os.fspath(directory)):
-            digest.update(relative.encode() + b"\0")
-            with open(path, "rb") as stream:
-                digest.update(stream.read() + b"\0")
-    return f"{__version__}+source.{digest.hexdigest()[:16]}"
-
-
-def _source_files(directory: str) -> list[tuple[str, str]]:
-    """Every file under `directory` but byte code, as (posix path relative to it, path), sorted.
-    os.walk, not Path.rglob: this runs on every up-to-date answer of a source checkout, and
-    rglob with its per-path objects took 4 ms of it for ~90 files, os.walk 0.5 ms."""
-    files = []
-    for parent, directories, names in os.walk(directory):
-        directories[:] = [name for name in directories if name != "__pycache__"]
-        relative_parent = os.path.relpath(parent, directory).replace(os.sep, "/")
-        for name in names:
-            relative = name if relative_parent == "." else f"{relative_parent}/{name}"
-            files.append((relative, os.path.join(parent, name)))
-    return sorted(files)
-
-
-def _sha256_file(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as stream:
-            return hashlib.sha256(stream.read()).hexdigest()
-    except OSError:
-        return None
-
-
-def _stamp_path(out_dir: Path) -> Path:
-    key = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:32]
-    return user_cache_dir() / "up-to-date" / f"{key}.json"
-
-
-def record_current(options: GenerateOptions) -> None:
-    """After a full run that left the tree current: let later runs answer at once. Only a source
-    checkout needs this; a cache that cannot be written only costs speed."""
-    if not is_source_checkout():
-        return
-    manifest_digest = _sha256_file(options.out_dir / MANIFEST_NAME)
-    if manifest_digest is None:
-        return
-    document = {"format": _STAMP_FORMAT, "generator": generator_identity(), "manifest": manifest_digest}
-    write_private_json(_stamp_path(options.out_dir), document)
-
-
-def _written_by_this_generator(manifest: Manifest, manifest_digest: str, out_dir: Path) -> bool:
-    if not is_source_checkout():
-        return manifest.generator_version == __version__
-    stamp = read_private_json(_stamp_path(out_dir))
-    return isinstance(stamp, dict) and stamp == {
-        "format": _STAMP_FORMAT,
-        "generator": generator_identity(),
-        "manifest": manifest_digest,
-    }
-
-
-@dataclass(frozen=True)
-class _ManifestFacts:
-    """What the up-to-date decision needs from a manifest. Kept with the file statuses (see
-    _KnownFiles), so that a repeated answer for the same manifest need not parse and validate
-    it again: for 858 ops that was half of the check."""
-
-    declarations: tuple[str, str | None, str]
-    """The header's shown path, torch version and sha256."""
-    backend_yaml: tuple[str, str]
-    """The YAML's shown path and sha256."""
-    files: tuple[str, ...]
-    """The generator-owned files but the manifest itself."""
-    kernel_files: tuple[str, ...]
-    orphaned_kernel_files: tuple[str, ...]
-    custom_class_files: tuple[str, ...]
-    kernels: int
-    """How many kernels the manifest's kernel files define, as a full run reports them."""
-
-    @classmethod
-    def of(cls, manifest: Manifest) -> _ManifestFacts:
-        declarations, yaml = manifest.declarations, manifest.backend_yaml
-        return cls(
-            declarations=(declarations.path, declarations.torch_version, declarations.sha256),
-            backend_yaml=(yaml.path, yaml.sha256),
-            files=tuple(relative for relative in manifest.files if relative != MANIFEST_NAME),
-            kernel_files=tuple(manifest.kernel_files),
-            orphaned_kernel_files=manifest.orphaned_kernel_files,
-            custom_class_files=manifest.custom_class_files,
-            kernels=kernel_count(manifest),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
-
-    @classmethod
-    def from_json(cls, document: Any) -> _ManifestFacts | None:
-        """None unless `document` has exactly the shape to_json writes."""
-        if not isinstance(document, dict) or set(document) != set(cls.__dataclass_fields__):
-            return None
-        lists = ("files", "kernel_files", "orphaned_kernel_files", "custom_class_files")
-        declarations, yaml, kernels = document["declarations"], document["backend_yaml"], document["kernels"]
-        if not (
-            all(isinstance(document[name], list) and all(isinstance(item, str) for item in document[name])
-                for name in lists)
-            and isinstance(declarations, list) and len(declarations) == 3
-            and isinstance(declarations[0], str) and isinstance(declarations[2], str)
-            and (declarations[1] is None or isinstance(declarations[1], str))
-            and isinstance(yaml, list) and len(yaml) == 2 and all(isinstance(item, str) for item in yaml)
-            and isinstance(kernels, int)
-        ):
-            return None
-        return cls(
-            declarations=(declarations[0], declarations[1], declarations[2]),
-            backend_yaml=(yaml[0], yaml[1]),
-            kernels=kernels,
-            **{name: tuple(document[name]) for name in lists},
-        )
 
 
 def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
@@ -200,7 +58,7 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
     except OSError:
         return None
     manifest_digest = hashlib.sha256(manifest_bytes).hexdigest()
-    known = _KnownFiles(options.out_dir, manifest_digest)
+    known = KnownFiles(options.out_dir, manifest_digest)
     if known.facts is not None:
         # This manifest was parsed, validated and found current before: its facts and every
         # file's status are remembered, and a file whose status is unchanged is not read.
@@ -211,9 +69,9 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
         manifest = parse_manifest(manifest_bytes.decode("utf-8"), MANIFEST_NAME)
     except (UnicodeDecodeError, ScaffoldError):
         return None
-    if not _written_by_this_generator(manifest, manifest_digest, options.out_dir):
+    if not written_by_this_generator(manifest, manifest_digest, options.out_dir):
         return None
-    facts = _ManifestFacts.of(manifest)
+    facts = ManifestFacts.of(manifest)
     current = _check_tree(facts, manifest, known, options)
     if current is not None:
         known.save(facts)
@@ -221,7 +79,7 @@ def check_up_to_date(options: GenerateOptions) -> UpToDate | None:
 
 
 def _check_tree(
-    facts: _ManifestFacts, manifest: Manifest | None, known: _KnownFiles, options: GenerateOptions
+    facts: ManifestFacts, manifest: Manifest | None, known: KnownFiles, options: GenerateOptions
 ) -> UpToDate | None:
     """The tree against the manifest's facts, by the rules of a run (see the module docstring).
     With `manifest` (parsed), a file whose status is not remembered is read and judged; without,
@@ -283,7 +141,7 @@ def scaffold_is_missing(path: Path) -> bool:
     return not os.path.lexists(path)
 
 
-def _confined(facts: _ManifestFacts, options: GenerateOptions) -> bool:
+def _confined(facts: ManifestFacts, options: GenerateOptions) -> bool:
     """Every path the manifest names lies inside the output or the kernels directory, the
     symlinks of its directories followed: a crafted manifest must not make even this check read
     a file elsewhere. Each directory is resolved once; the files themselves are not (an lstat
@@ -333,70 +191,6 @@ def _read_regular(path: str) -> tuple[bytes, os.stat_result] | None:
         os.close(descriptor)
 
 
-_STATS_FORMAT = 2
-_SETTLED_NS = 2_000_000_000
-"""A file's status is remembered only once its last change is this old. A change soon after the
-status was taken, within the filesystem's timestamp granularity, could leave it equal (git's
-"racily clean" files); 2 s covers the coarsest common filesystems."""
-Stats = list[int]
-
-
-class _KnownFiles:
-    """Files this check verified before, by status (size, mtime, ctime, inode), as git's index
-    does: one whose status is unchanged is not read again; and the facts of the manifest they
-    were verified against. Kept per output directory in the user's cache (read only when no one
-    else may write there) and valid only for the manifest digest and generator it was made
-    for; a document that is missing, damaged or stale only costs the reads and the parse."""
-
-    def __init__(self, out_dir: Path, manifest_digest: str) -> None:
-        self._path = _stamp_path(out_dir).with_suffix(".files.json")
-        self._key = {"format": _STATS_FORMAT, "generator": generator_identity(), "manifest": manifest_digest}
-        self._now = time.time_ns()
-        self._known: dict[str, Any] = {}
-        self._verified: dict[str, Stats] = {}
-        self.facts: _ManifestFacts | None = None
-        """The manifest's facts, when every file was verified against this manifest before."""
-        document = read_private_json(self._path)
-        if isinstance(document, dict) and all(document.get(k) == v for k, v in self._key.items()):
-            files = document.get("files")
-            self._known = files if isinstance(files, dict) else {}
-            self.facts = _ManifestFacts.from_json(document.get("facts"))
-
-    @staticmethod
-    def _stats(status: os.stat_result) -> Stats:
-        return [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
-
-    def unchanged(self, relative: str, path: str) -> bool:
-        """`path` is a regular file whose status is the one remembered for it."""
-        remembered = self._known.get(relative)
-        if remembered is None:
-            return False
-        try:
-            status = os.lstat(path)
-        except OSError:
-            return False
-        if not stat.S_ISREG(status.st_mode) or self._stats(status) != remembered:
-            return False
-        self._verified[relative] = remembered
-        return True
-
-    def verified(self, relative: str, status: os.stat_result) -> None:
-        """`relative`, with this status, was read and found current."""
-        if self._now - max(status.st_mtime_ns, status.st_ctime_ns) > _SETTLED_NS:
-            self._verified[relative] = self._stats(status)
-
-    def save(self, facts: _ManifestFacts) -> None:
-        """Remember what this check verified (only called when the whole tree was current).
-        The facts are kept only when every file's status is: only then can a later check
-        answer from them without the manifest's digests."""
-        complete = all(relative in self._verified for relative in (*facts.files, *facts.kernel_files))
-        kept = facts if complete else None
-        if self._verified == self._known and kept == self.facts:
-            return
-        document = {**self._key, "files": self._verified, "facts": kept.to_json() if kept else None}
-        write_private_json(self._path, document)
-
-
 def _is_regular(path: str) -> bool:
     try:
         return stat.S_ISREG(os.lstat(path).st_mode)
@@ -404,7 +198,7 @@ def _is_regular(path: str) -> bool:
         return False
 
 
-def _inputs_unchanged(facts: _ManifestFacts, options: GenerateOptions) -> bool:
+def _inputs_unchanged(facts: ManifestFacts, options: GenerateOptions) -> bool:
     if options.declarations_path is None:
         try:
             torch = find_installed_torch()
@@ -416,20 +210,10 @@ def _inputs_unchanged(facts: _ManifestFacts, options: GenerateOptions) -> bool:
     recorded_path, recorded_version, recorded_sha256 = facts.declarations
     if (recorded_path, recorded_version) != (shown, version):
         return False
-    if _sha256_file(header) != recorded_sha256:
+    if sha256_file(header) != recorded_sha256:
         return False
     yaml_path, yaml_sha256 = facts.backend_yaml
-    return yaml_path == display_path(options.yaml_path, options.root) and _sha256_file(options.yaml_path) == yaml_sha256
-
-
-def kernel_count(manifest: Manifest) -> int:
-    """How many kernels a run reports: the aten kernels of the manifest's kernel files (custom
-    ops' files, in custom_ops/, hold their CPU and device kernels and Python functions)."""
-    return sum(
-        len(record.heads)
-        for path, record in manifest.kernel_files.items()
-        if path.rpartition("/")[0].rpartition("/")[2] != CUSTOM_OPS_DIR
-    )
+    return yaml_path == display_path(options.yaml_path, options.root) and sha256_file(options.yaml_path) == yaml_sha256
 
 
 def up_to_date_line(kernels: int) -> str:
