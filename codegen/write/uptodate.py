@@ -29,7 +29,6 @@ from pathlib import Path
 from ..errors import ScaffoldError
 from ..model.manifest import KernelFileRecord, Manifest
 from ..model.outputs import JOURNAL_NAME, MANIFEST_NAME, GenerateOptions, has_conflict_markers
-from ..parse import kernel_definitions
 from ..parse.installed_torch import find_installed_torch
 from ..parse.manifest import MAX_MANIFEST_BYTES, parse_manifest
 from ..parse.torch_support import torch_support
@@ -129,6 +128,9 @@ def kernel_file_is_current(data: bytes, record: KernelFileRecord, name: str) -> 
     text = data.decode("utf-8", errors="surrogateescape")  # as a run reads it
     if text == record.base:
         return True  # what the generator wrote defines each of its kernels
+    # Imported only here: most answers judge no kernel file (their statuses are remembered).
+    from ..parse import kernel_definitions
+
     code = kernel_definitions.code_of(text)
     suffix = os.path.splitext(name)[1]
     return not has_conflict_markers(code) and not kernel_definitions.missing_kernels(
