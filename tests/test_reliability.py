@@ -305,8 +305,9 @@ def test_a_kernel_deleted_from_its_file_is_added_back(tmp_path: Path, baseline: 
 def test_a_signature_left_in_a_comment_or_string_does_not_hide_a_missing_kernel(
     tmp_path: Path, baseline: Path
 ) -> None:
-    """The user replaced the abs kernel by a commented-out copy and a string quoting it: no
-    definition is left, so the run adds a fresh stub (and --check said so before)."""
+    """The user replaced the abs kernel by a commented-out copy and a (raw) string quoting it: no
+    definition is left, so the run adds a fresh stub (and --check said so before). The raw string
+    has a delimiter: the kernel's text holds `)"`, which ends a plain R"(...)" early."""
     root = workspace(tmp_path, baseline)
     abs_cpp = root / "kernels" / "abs.cpp"
     text = abs_cpp.read_text()
@@ -314,7 +315,7 @@ def test_a_signature_left_in_a_comment_or_string_does_not_hide_a_missing_kernel(
     end = text.index("}\n", start) + 2
     kernel = text[start:end]
     abs_cpp.write_text(text[:start] + "/* moved to abs_impl.cpp:\n" + kernel + "*/\n"
-                       + f'const char* kOld = R"({kernel})";\n' + text[end:])
+                       + f'const char* kOld = R"old({kernel})old";\n' + text[end:])
     code, _, stderr = invoke(root, [*ARGS, "--check"])
     assert code == 1 and "1 file(s) are stale" in stderr, stderr
     assert invoke(root, ARGS)[0] == 0

@@ -309,7 +309,7 @@ def _crlf_and_byte_order_mark(root: Path) -> None:
 
 
 def _touch_generated(root: Path) -> None:
-    os.utime(root / "generated" / "sources.cmake")
+    os.utime(root / "generated" / "PrivateUse1Fallback.cpp")
 
 
 def _remove_a_definition(root: Path) -> None:
