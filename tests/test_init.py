@@ -6,6 +6,7 @@ import json
 import os
 import site
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from scaffold_testing import INSTALLED_TORCH, REPO, run_cli_process, tree
 import yaml
 from scaffold_backend.commands.init.core_ops import CORE_OPS
 from scaffold_backend.commands.init.examples import render_example_files
+from scaffold_backend.commands.init.names import check_device_name
 from scaffold_backend.commands.init.project import (
     REFERENCE_BACKEND_LAYOUT,
     ProjectNames,
@@ -22,6 +24,8 @@ from scaffold_backend.commands.init.project import (
     project_files,
     render_package_files,
 )
+from scaffold_backend.errors import InvalidNameError
+from scaffold_backend.model.ident import DEVICE_PACKAGES, RESERVED_DEVICE_NAMES
 
 
 def init(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -50,6 +54,60 @@ def test_invalid_names(tmp_path: Path, name: str, message: str) -> None:
     assert result.stderr.splitlines()[0] == message
     assert "Traceback" not in result.stderr
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", sorted(DEVICE_PACKAGES))
+def test_the_device_of_another_backend_package_is_refused_unless_forced(name: str) -> None:
+    """`init npu` would make torch_npu, the name of Ascend's backend: refused with one line that
+    names the package and suggests a name that is free; --force takes the name. PyTorch's own
+    device names (xla, hpu, ...) stay refused with --force too: PyTorch cannot rename
+    PrivateUse1 to them."""
+    with pytest.raises(InvalidNameError) as refused:
+        check_device_name(name)
+    assert refused.value.hint is None or name in RESERVED_DEVICE_NAMES  # one line: the suggestion is in it
+    if name in RESERVED_DEVICE_NAMES:
+        with pytest.raises(InvalidNameError):
+            check_device_name(name, force=True)
+        return
+    message = str(refused.value)
+    assert message.startswith(f"NAME: device name '{name}' is taken by {DEVICE_PACKAGES[name]}")
+    assert "\n" not in message and f"such as 'my_{name}'" in message and "--force" in message
+    check_device_name(f"my_{name}")  # the suggestion is free
+    check_device_name(name, force=True)
+
+
+def test_init_refuses_a_known_backend_package_name_and_writes_nothing(tmp_path: Path) -> None:
+    result = init(tmp_path, "npu")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "error: NAME: device name 'npu' is taken by torch_npu (Huawei Ascend): a project of that name would "
+        "clash with it once both are installed; choose another name, such as 'my_npu', or pass --force to use "
+        "it anyway\n"
+    )
+    assert os.listdir(tmp_path) == []
+    forced = init(tmp_path, "npu", "--force", "--dry-run")
+    assert forced.returncode == 0, forced.stderr
+    assert "would create  npu/python/torch_npu/__init__.py" in forced.stdout
+
+
+def test_init_refuses_the_name_of_an_installed_torch_package(tmp_path: Path) -> None:
+    """A package torch_NAME installed here (any backend, listed or not) takes NAME too; one in
+    the working directory is the user's own project and does not."""
+    installed = tmp_path / "site" / "torch_zzzdev"
+    installed.mkdir(parents=True)
+    (installed / "__init__.py").write_text("")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    command = [sys.executable, "-m", "scaffold_backend.commands.entry", "init", "zzzdev", "--dry-run"]
+    refused = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, check=False)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(
+        f"error: NAME: device name 'zzzdev' is taken by torch_zzzdev, installed at {installed}: "
+    )
+    assert "such as 'my_zzzdev'" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    own = subprocess.run(command, cwd=tmp_path / "site", env=env, capture_output=True, text=True, check=False)
+    assert own.returncode == 0, own.stderr
 
 
 def test_existing_non_empty_directory_and_force(tmp_path: Path) -> None:
@@ -212,7 +270,10 @@ def test_from_yaml_keeps_the_users_file_but_takes_the_projects_name() -> None:
 def test_reference_backend_is_init_plus_its_own_kernels(tmp_path: Path) -> None:
     """`init foo --from-yaml yaml/foo.yaml` reproduces the reference backend, except the bodies of
     the kernels its author wrote and where its kernels directory is (runtime/kernels here)."""
-    result = run_cli_process(["init", "foo", "--dir", str(tmp_path / "foo"), "--from-yaml", "yaml/foo.yaml"], REPO)
+    # --force: the reference backend's own torch_foo may be installed beside this checkout.
+    result = run_cli_process(
+        ["init", "foo", "--force", "--dir", str(tmp_path / "foo"), "--from-yaml", "yaml/foo.yaml"], REPO
+    )
     assert result.returncode == 0, result.stderr
     project = tree(tmp_path / "foo")
     reference_generated = {

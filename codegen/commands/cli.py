@@ -246,7 +246,8 @@ def diff_command(old: str, new: str, yaml: Path | None, output_format: str) -> N
 )
 @click.option(
     "--force", is_flag=True,
-    help="Add the files to a non-empty directory; existing files are never overwritten or deleted.",
+    help="Add the files to a non-empty directory (existing files are never overwritten or deleted); "
+    "take a NAME another backend package uses for its device.",
 )
 @click.option("--dry-run", is_flag=True, help="List the files it would create; create nothing.")
 @reports_errors

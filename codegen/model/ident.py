@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import keyword
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from torchgen.model import OperatorName
 
@@ -146,6 +148,30 @@ RESERVED_DEVICE_NAMES = frozenset(
 )
 
 
+# Device names that backend packages people install already use, and what provides each: a new
+# project of such a name would make a package torch_NAME and a device NAME that collide with that
+# backend as soon as both are installed (one PrivateUse1 backend per process, one package of a
+# name). `init` refuses them unless told to go ahead; a package torch_NAME installed here is
+# refused the same way (device_package_issue). PyTorch's own device types are
+# RESERVED_DEVICE_NAMES, refused always; the out-of-tree packages behind some of them are named
+# here too.
+DEVICE_PACKAGES: Mapping[str, str] = MappingProxyType(
+    {
+        "dipu": "torch_dipu (DeepLink)",
+        "gcu": "torch_gcu (Enflame)",
+        "hpu": "habana_frameworks.torch (Intel Gaudi)",
+        "ipu": "poptorch (Graphcore)",
+        "mlu": "torch_mlu (Cambricon)",
+        "musa": "torch_musa (Moore Threads)",
+        "npu": "torch_npu (Huawei Ascend)",
+        "openreg": "torch_openreg (PyTorch's own example of an out-of-tree backend)",
+        "sdaa": "torch_sdaa (Tecorigin)",
+        "xla": "torch_xla (Google TPU)",
+        "xpu": "torch.xpu and intel_extension_for_pytorch (Intel GPU)",
+    }
+)
+
+
 def _is_ascii_identifier(name: str) -> bool:
     return name.isascii() and name.isidentifier()
 
@@ -236,6 +262,47 @@ def torch_module_clash(name: str) -> NameProblem | None:
     return None
 
 
+def device_package_issue(name: str) -> NameProblem | None:
+    """NAME is the device of a backend package listed in DEVICE_PACKAGES, or a package
+    `torch_NAME` is installed here (outside the working directory, which may be the project
+    itself): a project of that name would clash with it. The message says which, and suggests a
+    name free of both."""
+    taken_by = DEVICE_PACKAGES.get(name)
+    if taken_by is None:
+        installed = _installed_elsewhere(f"torch_{name}")
+        if installed is None:
+            return None
+        taken_by = f"torch_{name}, installed at {installed}"
+    suggestion = next(
+        candidate
+        for candidate in (f"my_{name}", f"{name}_dev", f"{name}_backend")
+        if device_name_problem(candidate) is None
+        and candidate not in DEVICE_PACKAGES
+        and _installed_elsewhere(f"torch_{candidate}") is None
+    )
+    return NameProblem(
+        f"device name '{name}' is taken by {taken_by}: a project of that name would clash with it "
+        f"once both are installed; choose another name, such as '{suggestion}', or pass --force "
+        "to use it anyway"
+    )
+
+
+def _installed_elsewhere(module: str) -> Path | None:
+    """Where the installed module or package `module` is, when it is outside the working directory
+    (a directory of that name there, the project itself, is found as a namespace package: not a
+    library); found on the installed files, without importing it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    origin = Path(spec.origin).resolve()
+    return None if origin.is_relative_to(Path.cwd().resolve()) else origin.parent
+
+
 def check_name(problem: NameProblem | None, location: SourceLocation) -> None:
     """Raise `problem` as an InvalidNameError at `location` (a name given on the command line)."""
     if problem is not None:
@@ -291,7 +358,6 @@ def custom_op_namespace_issue(namespace: str, backend_package: str) -> NameProbl
     not one of PyTorch's, and not the name of another installed Python package (torchvision,
     torchaudio, ... define `TORCH_LIBRARY(<package>, m)`; loading both would fail at import
     time). Checked on the installed files, without importing torch or them."""
-    import importlib.util
     import sys
 
     hint = "custom ops live in the backend's namespace, its device name: rename the device"
@@ -301,15 +367,10 @@ def custom_op_namespace_issue(namespace: str, backend_package: str) -> NameProbl
             "TORCH_LIBRARY would collide with PyTorch's own",
             hint,
         )
-    spec = None
-    if namespace != backend_package and namespace not in sys.stdlib_module_names:
-        spec = importlib.util.find_spec(namespace)
-    # A directory of that name in the working directory (the project itself, say) is found as a
-    # namespace package; only a real module or package outside it is a library.
     if (
-        spec is not None
-        and spec.origin is not None
-        and not Path(spec.origin).resolve().is_relative_to(Path.cwd().resolve())
+        namespace != backend_package
+        and namespace not in sys.stdlib_module_names
+        and _installed_elsewhere(namespace) is not None
     ):
         return NameProblem(
             f"custom op namespace '{namespace}' is the name of another installed library; "

@@ -33,11 +33,15 @@ class ProjectNames:
 
 
 
-def check_device_name(name: str) -> None:
+def check_device_name(name: str, *, force: bool = False) -> None:
     """NAME must be a safe identifier, and nothing torch already has: `torch.NAME` (the device
-    module), `Tensor.NAME()` / `Tensor.is_NAME` and `Module.NAME()` (the generated methods)."""
+    module), `Tensor.NAME()` / `Tensor.is_NAME` and `Module.NAME()` (the generated methods). Nor
+    may it be the device of another backend package (model/ident.py's DEVICE_PACKAGES, or an
+    installed torch_NAME), unless `force`: the user means to."""
     location = SourceLocation("NAME")
     ident.check_name(ident.device_name_issue(name) or ident.torch_module_clash(name), location)
+    if not force:
+        ident.check_name(ident.device_package_issue(name), location)
     clash = _torch_attribute_clash(name)
     if clash is not None:
         raise ProjectConfigError(

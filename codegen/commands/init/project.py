@@ -152,7 +152,7 @@ def _relative_files(directory: Path) -> list[str]:
 
 def init_project(options: InitOptions) -> InitResult:
     names = ProjectNames(options.name)
-    check_device_name(options.name)
+    check_device_name(options.name, force=options.force)
     target = options.target
     _check_target(target, options.force)
     declarations = load_declarations(None, Path.cwd())
