@@ -1,8 +1,10 @@
 """Backend YAML text as nodes, and nodes as typed values: the one way the generator reads YAML.
 
-`compose_yaml` turns text into PyYAML's node tree (safe tags only; nothing is constructed) or a
-located BackendYamlError; `YamlReader` turns nodes into strings, booleans, integers, lists and
-mappings with known keys, naming the node's line in every error.
+`compose_yaml` turns text into PyYAML's node tree (safe tags only; nothing is constructed), its
+size bounded once aliases are expanded, or into a located BackendYamlError; `YamlReader` turns
+nodes into strings, booleans, integers, lists and mappings with known keys, naming the node's line
+in every error. Every command that reads a YAML document goes through `compose_yaml` (a test keeps
+it so), so each gets the same bound.
 """
 
 from __future__ import annotations
@@ -125,26 +127,68 @@ class YamlReader:
 # Deeper than any backend YAML (they nest four levels); the pure-Python parser may run out of
 # stack on such a text, where libyaml would not, so it decides those (see _compose).
 _LIBYAML_MAX_DEPTH = 32
+MAX_NODES = 100_000
+"""The most nodes a backend YAML may hold once its aliases are expanded: a reference backend's has
+about a thousand, a YAML listing every op of torch a few thousand. An alias makes a node appear
+wherever it is named, so a few lines of anchors can stand for billions of nodes ("billion
+laughs"): such a document is refused before anything walks it."""
 
 
-def _depth_at_most(root: yaml.Node, limit: int) -> bool:
-    pending: list[tuple[yaml.Node, int]] = [(root, 1)]
+class _Unbounded(Exception):
+    """Internal: the document is too large once expanded, or refers to itself."""
+
+    def __init__(self, node: yaml.Node, problem: str) -> None:
+        super().__init__(problem)
+        self.node = node
+        self.problem = problem
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    return []
+
+
+def _expanded_depth(root: yaml.Node) -> int:
+    """How deep the document nests once its aliases are expanded; raises _Unbounded when it
+    holds more than MAX_NODES nodes then, or a node inside itself. Each distinct node is visited
+    once (a node an alias repeats is the same object), so this costs what the text does."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    pending: list[tuple[yaml.Node, bool]] = [(root, False)]
     while pending:
-        node, depth = pending.pop()
-        if depth > limit:
-            return False
-        if isinstance(node, yaml.SequenceNode):
-            pending.extend((child, depth + 1) for child in node.value)
-        elif isinstance(node, yaml.MappingNode):
-            pending.extend((child, depth + 1) for pair in node.value for child in pair)
-    return True
+        node, children_done = pending.pop()
+        key = id(node)
+        if children_done:
+            children = _children(node)
+            size[key] = 1 + sum(size[id(child)] for child in children)
+            depth[key] = 1 + max((depth[id(child)] for child in children), default=0)
+            open_nodes.discard(key)
+            if size[key] > MAX_NODES:
+                raise _Unbounded(
+                    node, f"its aliases expand to more than {MAX_NODES:,} nodes (a backend YAML has a few thousand)"
+                )
+            continue
+        if key in size:
+            continue
+        open_nodes.add(key)
+        pending.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                raise _Unbounded(child, "an alias refers to a node that contains it")
+            if id(child) not in size:
+                pending.append((child, False))
+    return depth[id(root)]
 
 
 def _compose(text: str) -> yaml.Node | None:
     """The YAML node tree, through libyaml when PyYAML has it (a tenth of the time for an
-    858-op YAML). A text libyaml refuses, or nests unusually deep, is composed again by the
-    pure-Python parser, whose errors are the ones this module reports, so the messages do not
-    depend on the build."""
+    858-op YAML), measured (see _expanded_depth) before anything else walks it. A text libyaml
+    refuses, or nests unusually deep, is composed again by the pure-Python parser, whose errors
+    are the ones this module reports, so the messages do not depend on the build."""
     fast_loader = getattr(yaml, "CSafeLoader", None)
     if fast_loader is not None:
         try:
@@ -152,9 +196,12 @@ def _compose(text: str) -> yaml.Node | None:
         except (yaml.YAMLError, RecursionError):
             pass
         else:
-            if node is None or _depth_at_most(node, _LIBYAML_MAX_DEPTH):
+            if node is None or _expanded_depth(node) <= _LIBYAML_MAX_DEPTH:
                 return node
-    return yaml.compose(text, Loader=yaml.SafeLoader)
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if node is not None:
+        _expanded_depth(node)
+    return node
 
 
 def compose_yaml(text: str, display_path: str) -> yaml.Node | None:
@@ -162,6 +209,11 @@ def compose_yaml(text: str, display_path: str) -> yaml.Node | None:
     BackendYamlError located at its line."""
     try:
         return _compose(text)
+    except _Unbounded as error:
+        raise BackendYamlError(
+            f"invalid YAML: {error.problem}",
+            location=SourceLocation(display_path, error.node.start_mark.line + 1),
+        ) from None
     except yaml.reader.ReaderError as error:
         # A control character or a byte PyYAML refuses: located by the line it is on.
         character_line = text.count("\n", 0, error.position) + 1

@@ -9,6 +9,7 @@ import yaml
 
 from ...emit.render import render
 from ...parse.backend_yaml import parse_backend_yaml
+from ...parse.yaml_nodes import compose_yaml
 from .core_ops import CORE_OPS
 from .examples import (
     EXAMPLE_CLASS,
@@ -39,7 +40,7 @@ def adapt_backend_yaml(text: str, display: str, names: ProjectNames, extra_ops: 
     any --ops appended to `supported`. Edits are spliced at the YAML nodes' exact positions, so
     comments and layout survive."""
     parse_backend_yaml(text, display_path=display)  # report the user's own mistakes first
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    root = compose_yaml(text, display)
     assert isinstance(root, yaml.MappingNode)  # parse_backend_yaml accepted it
     entries = {key.value: (key, value) for key, value in root.value}
     edits: list[tuple[int, int, str]] = []
