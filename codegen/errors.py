@@ -40,7 +40,18 @@ class ScaffoldError(Exception):
 
     def __str__(self) -> str:
         text = self.message if self.location is None else f"{self.location}: {self.message}"
-        return text if self.hint is None else f"{text}\n  hint: {self.hint}"
+        text = one_line(text)
+        return text if self.hint is None else f"{text}\n  hint: {one_line(self.hint)}"
+
+
+def one_line(text: str) -> str:
+    """`text` with its control characters escaped (`\\n`, `\\x1b`): a message quotes what the
+    user wrote (a path, a YAML key), and must stay one line whatever that holds."""
+    return "".join(repr(character)[1:-1] if _is_control(character) else character for character in text)
+
+
+def _is_control(character: str) -> bool:
+    return character < " " or "\x7f" <= character <= "\x9f" or character in "\u2028\u2029"
 
 
 class DeclarationsError(ScaffoldError):

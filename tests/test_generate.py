@@ -250,7 +250,9 @@ def test_settings_are_kept_per_content_and_never_trusted_blindly(tmp_path: Path)
 def test_generate_without_settings_or_options_is_an_error(tmp_path: Path) -> None:
     process = run_cli_process(["generate"], tmp_path)
     assert process.returncode == 2
-    assert process.stderr.startswith("error: no --yaml and --out given, and no pyproject.toml with [tool.scaffold-backend]")
+    assert process.stderr.startswith(
+        "error: --yaml and --out: not given, and no pyproject.toml with [tool.scaffold-backend]"
+    )
 
 
 def test_bad_inputs_exit_2_without_traceback_and_write_nothing(tmp_path: Path) -> None:

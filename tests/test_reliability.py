@@ -246,11 +246,9 @@ def test_out_inside_the_torch_installation_is_refused(tmp_path: Path) -> None:
 def test_usage_errors_are_one_line_naming_the_file(tmp_path: Path) -> None:
     root = workspace(tmp_path, None)
     process = run_cli_process(["generate", "--yaml", ".", "--out", "generated"], root)
-    assert (process.returncode, process.stderr) == (
-        2, "error: scaffold-backend generate: Invalid value for '--yaml': File '.' is a directory.\n")
+    assert (process.returncode, process.stderr) == (2, "error: .: --yaml takes a file; this is a directory\n")
     process = run_cli_process([*ARGS[:-1], ""], root)
-    assert (process.returncode, process.stderr) == (
-        2, "error: scaffold-backend generate: Invalid value for '--out': an empty path is not a path\n")
+    assert (process.returncode, process.stderr) == (2, "error: --out: an empty path is not a path\n")
     assert snapshot(root) == snapshot(root) and not (root / "generated").exists()
 
 

@@ -10,37 +10,22 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from .. import __version__
-from ..errors import ScaffoldError
+from ..errors import ScaffoldError, one_line
 from ..write.uptodate import answer_if_up_to_date
 from ..write.uptodate_memory import record_current
+from .options import DIRECTORY, FILE, Vocabulary, no_command_lines, usage_error_lines
 from .project import resolve_generate_options, resolve_inputs
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class _Vocabulary(click.Choice[str]):
-    """A click.Choice among the words a module of the generator defines (the op statuses, the diff
-    report formats), read from it when an option of this type is first parsed or shown: the
-    command line never imports torchgen just to be started (see the module docstring)."""
-
-    def __init__(self, words: Callable[[], Iterable[str]]) -> None:
-        # click.Choice keeps its words in `choices`; left unset here, so that __getattr__ fetches them.
-        self._words = words
-        self.case_sensitive = True
-
-    def __getattr__(self, name: str) -> Any:
-        if name != "choices":
-            raise AttributeError(name)
-        self.choices = tuple(self._words())
-        return self.choices
 
 
 def _op_statuses() -> list[str]:
@@ -91,24 +76,12 @@ def cli(debug: bool) -> None:
     """
 
 
-class _NonEmptyPath(click.Path):
-    """A path option that refuses the empty string (click would read it as `.`: `--out ""`
-    would write into the working directory)."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not value.strip():
-            self.fail("an empty path is not a path", param, ctx)
-        return super().convert(value, param, ctx)
-
-
-FilePath = _NonEmptyPath(path_type=Path, dir_okay=False)
-DirectoryPath = _NonEmptyPath(path_type=Path, file_okay=False)
 yaml_option = click.option(
-    "--yaml", type=FilePath, default=None, help="Backend YAML (default: [tool.scaffold-backend] yaml)."
+    "--yaml", type=FILE, default=None, help="Backend YAML (default: [tool.scaffold-backend] yaml)."
 )
 declarations_option = click.option(
     "--declarations",
-    type=FilePath,
+    type=FILE,
     default=None,
     help="RegistrationDeclarations.h to read (default: the installed torch's).",
 )
@@ -120,7 +93,7 @@ declarations_option = click.option(
 @click.option(
     "--status",
     "statuses",
-    type=_Vocabulary(_op_statuses),
+    type=Vocabulary(_op_statuses),
     multiple=True,
     help="Only ops with this status (repeatable).",
 )
@@ -153,11 +126,11 @@ def ops(
 @cli.command()
 @yaml_option
 @click.option(
-    "--out", type=DirectoryPath, default=None,
+    "--out", type=DIRECTORY, default=None,
     help="Output directory for generated files (default: [tool.scaffold-backend] out).",
 )
 @click.option(
-    "--kernels", type=DirectoryPath, default=None,
+    "--kernels", type=DIRECTORY, default=None,
     help="Directory of the user-owned kernel files "
     "(default: [tool.scaffold-backend] kernels, else <out>/../kernels).",
 )
@@ -202,7 +175,7 @@ def generate(
 @click.option(
     "--format",
     "output_format",
-    type=_Vocabulary(_report_formats),
+    type=Vocabulary(_report_formats),
     default="text",
     show_default=True,
     help="markdown is short enough for a PR description; json is stable for tools.",
@@ -235,13 +208,13 @@ def diff_command(old: str, new: str, yaml: Path | None, output_format: str) -> N
 
 @cli.command()
 @click.argument("name")
-@click.option("--dir", "directory", type=DirectoryPath, default=None, help="Where (default: ./NAME).")
+@click.option("--dir", "directory", type=DIRECTORY, default=None, help="Where (default: ./NAME).")
 @click.option(
     "--ops", multiple=True,
     help="Ops to implement besides the core set (repeatable; kernel stubs are created).",
 )
 @click.option(
-    "--from-yaml", type=FilePath, default=None,
+    "--from-yaml", type=FILE, default=None,
     help="Start from this backend YAML (its device and namespace become NAME).",
 )
 @click.option(
@@ -279,20 +252,35 @@ def init(
     _echo(init_report(init_project(options), cwd, dry_run=dry_run))
 
 
+def _print_error(lines: list[str]) -> None:
+    """An error's line, `error: ` first, then its hints."""
+    click.echo(f"error: {lines[0]}", err=True)
+    for line in lines[1:]:
+        click.echo(line, err=True)
+
+
 def main() -> None:
-    """The console script: click's usage errors become one line like every other error."""
+    """The console script: click's usage errors become one line like every other error (see
+    options.py), and so does a path the operating system refuses (ENAMETOOLONG, ENOTDIR, ...)
+    wherever a command meets it first."""
+    debug = "--debug" in sys.argv[1:2]
+    if not [argument for argument in sys.argv[1:] if argument != "--debug"]:
+        _print_error(no_command_lines())
+        sys.exit(2)
     try:
         code = cli.main(prog_name="scaffold-backend", standalone_mode=False)
-    except click.UsageError as error:
-        command = error.ctx.command_path if error.ctx is not None else "scaffold-backend"
-        click.echo(f"error: {command}: {error.format_message()}", err=True)
-        sys.exit(error.exit_code)
     except click.ClickException as error:
-        click.echo(f"error: {error.format_message()}", err=True)
+        _print_error(usage_error_lines(error))
         sys.exit(error.exit_code)
     except click.Abort:
         click.echo("error: aborted", err=True)
         sys.exit(1)
+    except OSError as error:
+        if debug:
+            raise
+        where = error.filename if error.filename is not None else "scaffold-backend"
+        click.echo(one_line(f"error: {os.fsdecode(where)}: {error.strerror or error}"), err=True)
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import ProjectConfigError, SourceLocation
 from ..model.outputs import DEFAULT_KERNELS_DIR_NAME, GenerateOptions
+from ..paths import path_problem, real_path
 from ..resources import read_private_json, user_cache_dir, write_private_json
 
 SETTINGS_TABLE = "scaffold-backend"
@@ -106,6 +107,9 @@ def _checked_table(table: Any, location: SourceLocation) -> dict[str, str] | Non
                 f"[tool.{SETTINGS_TABLE}] {key} must be a path (a non-empty string)",
                 location=location,
             )
+        problem = path_problem(value)
+        if problem is not None:
+            raise ProjectConfigError(f"[tool.{SETTINGS_TABLE}] {key} {problem}", location=location)
     return dict(table)
 
 
@@ -149,8 +153,9 @@ def resolve_generate_options(
             name for name, value in (("--yaml", yaml_path), ("--out", out_dir)) if value is None
         )
         raise ProjectConfigError(
-            f"no {missing} given, and no pyproject.toml with [tool.{SETTINGS_TABLE}] settings "
-            "was found here or above",
+            f"not given, and no pyproject.toml with [tool.{SETTINGS_TABLE}] settings was found in "
+            "the working directory or above",
+            location=SourceLocation(missing),
             hint="pass --yaml FILE --out DIR, or run inside a project made by `scaffold-backend init`",
         )
     if kernels:
@@ -171,6 +176,6 @@ def resolve_generate_options(
         # Inputs are named relative to the project: the pyproject.toml's directory, else the
         # output directory's parent. Never the working directory, or running the same command
         # from elsewhere would rewrite every file.
-        root=settings.root if settings else out_dir.resolve().parent,
+        root=settings.root if settings else real_path(out_dir).parent,
         force=force,
     )

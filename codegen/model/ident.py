@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import keyword
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,8 +220,14 @@ def cpp_namespace_issue(namespace: str, what: str) -> NameProblem | None:
     return None
 
 
+MAX_DEVICE_NAME = 64
+"""A device name is typed by users and becomes file and package names (torch_NAME): it is short."""
+
+
 def device_name_problem(name: str) -> str | None:
     """Why `name` cannot be a PrivateUse1 device name, or None when it can."""
+    if len(name) > MAX_DEVICE_NAME:
+        return f"is {len(name)} characters long; a device name has at most {MAX_DEVICE_NAME}"
     if not _is_ascii_identifier(name) or name != name.lower():
         return "is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"
     if keyword.iskeyword(name) or keyword.issoftkeyword(name):
@@ -299,8 +306,8 @@ def _installed_elsewhere(module: str) -> Path | None:
         return None
     if spec is None or spec.origin is None:
         return None
-    origin = Path(spec.origin).resolve()
-    return None if origin.is_relative_to(Path.cwd().resolve()) else origin.parent
+    origin = Path(os.path.realpath(spec.origin))
+    return None if origin.is_relative_to(os.path.realpath(Path.cwd())) else origin.parent
 
 
 def check_name(problem: NameProblem | None, location: SourceLocation) -> None:

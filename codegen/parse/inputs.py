@@ -12,20 +12,15 @@ from pathlib import Path
 from ..errors import BackendYamlError, DeclarationsError, ScaffoldError, SourceLocation
 from ..model.backend import BackendConfig
 from ..model.declarations import DeclarationsFile
-from ..paths import display_path
+from ..paths import MAX_INPUT_BYTES, display_path, path_problem, read_bounded
 from .backend_yaml import parse_backend_yaml
 from .declarations import parse_declarations
 from .installed_torch import INSTALLED_HEADER, find_installed_torch, torch_release
 
-MAX_INPUT_BYTES = 64 * 1024 * 1024
-"""No real input comes near this (torch's RegistrationDeclarations.h is ~1.5 MB); the bound
-keeps an endless file such as /dev/zero from being read forever."""
-
 
 def _read_text(path: Path, what: str, shown: str, error: type[ScaffoldError]) -> str:
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_INPUT_BYTES + 1)
+        data = read_bounded(path, MAX_INPUT_BYTES)
         if len(data) > MAX_INPUT_BYTES:
             raise error(
                 f"{what} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; not a real input",
@@ -63,10 +58,13 @@ def load_declarations(path: Path | None, root: Path) -> DeclarationsFile:
     return parse_declarations(text, display_path=shown)
 
 
+def read_backend_yaml(path: Path, root: Path) -> str:
+    """The backend YAML's text, read with the bound every input has."""
+    return _read_text(path, "backend YAML", display_path(path, root), BackendYamlError)
+
+
 def load_backend_config(path: Path, root: Path) -> BackendConfig:
-    shown = display_path(path, root)
-    text = _read_text(path, "backend YAML", shown, BackendYamlError)
-    return parse_backend_yaml(text, display_path=shown)
+    return parse_backend_yaml(read_backend_yaml(path, root), display_path=display_path(path, root))
 
 
 INSTALLED = "installed"
@@ -101,6 +99,9 @@ def load_declarations_argument(label: str, argument: str, cwd: Path, root: Path)
 def _load_declarations_argument(argument: str, cwd: Path, root: Path) -> DeclarationsFile:
     if argument == INSTALLED:
         return load_declarations(None, root)
+    problem = path_problem(argument)
+    if problem is not None:
+        raise DeclarationsError(f"the path {problem}", location=SourceLocation(argument))
     path = cwd / argument
     if path.is_dir():
         for candidate in _HEADER_LOCATIONS:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import ManifestError, SourceLocation
 from ..model.manifest import FORMAT_VERSION, InputRecord, KernelFileRecord, Manifest
+from ..paths import read_bounded
 
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 """A manifest larger than this was not written by scaffold-backend (the reference backend's is
@@ -149,8 +150,7 @@ def _input_record(document: Mapping[str, Any], name: str) -> InputRecord:
 def read_manifest_text(path: Path, shown: str) -> str:
     """The manifest's text, read with a bound (an endless file is not a manifest)."""
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_MANIFEST_BYTES + 1)
+        data = read_bounded(path, MAX_MANIFEST_BYTES)
     except OSError as error:
         raise ManifestError(
             f"cannot read the manifest: {error.strerror or error}", location=SourceLocation(shown)

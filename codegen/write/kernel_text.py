@@ -23,13 +23,13 @@ from ..errors import OutputError, SourceLocation
 from ..model.manifest import KernelFileRecord
 from ..parse import kernel_definitions
 from ..parse.kernel_definitions import BYTE_ORDER_MARK
-from ..paths import display_path
+from ..paths import MAX_INPUT_BYTES, display_path, read_bounded
 from .merge import MergeOutcome, MergeResult
 
 
 def read_kernel_file(path: Path, root: Path) -> str | None:
     try:
-        return path.read_bytes().decode("utf-8", errors="surrogateescape")
+        data = read_bounded(path, MAX_INPUT_BYTES)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -37,6 +37,12 @@ def read_kernel_file(path: Path, root: Path) -> str | None:
             f"cannot read the kernel file: {error.strerror or error}",
             location=SourceLocation(display_path(path, root)),
         ) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise OutputError(
+            f"the kernel file is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; not a kernel file",
+            location=SourceLocation(display_path(path, root)),
+        )
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def update_preserving_form(

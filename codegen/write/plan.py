@@ -27,7 +27,7 @@ from ..emit.kernel_file import KernelFile
 from ..errors import OutputError, SourceLocation
 from ..model.manifest import Manifest, sha256_text
 from ..model.outputs import GENERATED_MARKER, MANIFEST_NAME, Layout, OutputFile, Owner
-from ..paths import display_path
+from ..paths import MAX_INPUT_BYTES, display_path, read_bounded
 from . import kernel_text
 from .merge import MergeOutcome, MergeResult, update_kernel_file
 from .uptodate import scaffold_is_missing
@@ -61,16 +61,22 @@ class Plan:
 
 def read_text_if_exists(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        data = read_bounded(path, MAX_INPUT_BYTES)
     except FileNotFoundError:
         return None
-    except (UnicodeDecodeError, IsADirectoryError):
-        raise OutputError(
-            "cannot be replaced: it is not a text file", location=SourceLocation(str(path))
-        ) from None
+    except IsADirectoryError:
+        raise OutputError("cannot be replaced: it is not a text file", location=SourceLocation(str(path))) from None
     except OSError as error:  # e.g. a path below a regular file
         raise OutputError(
             f"cannot be read: {error.strerror or error}", location=SourceLocation(str(path))
+        ) from None
+    try:
+        if len(data) > MAX_INPUT_BYTES:
+            raise ValueError("far too large")
+        return data.decode("utf-8")
+    except ValueError:  # UnicodeDecodeError included
+        raise OutputError(
+            "cannot be replaced: it is not a text file", location=SourceLocation(str(path))
         ) from None
 
 

@@ -15,7 +15,7 @@ from ..errors import OutputError, ProjectConfigError, SourceLocation
 from ..model.manifest import Manifest
 from ..model.outputs import Layout
 from ..parse.installed_torch import find_installed_torch
-from ..paths import RealPaths, is_inside
+from ..paths import RealPaths, is_inside, real_path
 
 
 def _inside(path: Path, directory: Path) -> bool:
@@ -29,7 +29,7 @@ def _lexical(path: Path) -> Path:
 def is_confined(path: Path, directory: Path) -> bool:
     """`path` lies inside `directory`, both by name and after following every symlink."""
     return _inside(_lexical(path), _lexical(directory)) and _inside(
-        path.resolve(), directory.resolve()
+        real_path(path), real_path(directory)
     )
 
 
@@ -101,9 +101,9 @@ def check_manifest_paths(manifest: Manifest, layout: Layout, shown: str) -> None
 def check_output_directories(layout: Layout) -> None:
     """Refuse output or kernel directories no backend project can mean: a filesystem root, a path
     below a regular file, or a place inside the torch installation."""
-    torch_dir = find_installed_torch().package_dir.resolve()
+    torch_dir = real_path(find_installed_torch().package_dir)
     for directory, option in ((layout.out_dir, "--out"), (layout.kernels_dir, "--kernels")):
-        resolved = directory.resolve()
+        resolved = real_path(directory)
         shown = _as_given(directory)
         if resolved.parent == resolved:
             raise ProjectConfigError(

@@ -39,7 +39,7 @@ from typing import Any
 
 from ..errors import OutputError, SourceLocation
 from ..model.outputs import JOURNAL_NAME, Layout
-from ..paths import display_path
+from ..paths import display_path, read_bounded
 from .plan import Action, Plan
 from .safety import Confinement, check_confined
 
@@ -285,8 +285,7 @@ def recover(layout: Layout) -> bool:
     shown = display_path(path, layout.root)
     check_confined(path, layout, "the transaction journal")
     try:
-        with open(path, "rb") as stream:
-            data = stream.read(_MAX_JOURNAL_BYTES + 1)
+        data = read_bounded(path, _MAX_JOURNAL_BYTES)
         if len(data) > _MAX_JOURNAL_BYTES:
             raise ValueError("too large")
         document = json.loads(data.decode("utf-8"))

@@ -23,6 +23,7 @@ from typing import Any
 from .. import __version__
 from ..model.manifest import Manifest
 from ..model.outputs import MANIFEST_NAME, GenerateOptions
+from ..paths import MAX_INPUT_BYTES
 from ..resources import (
     is_source_checkout,
     package_dir,
@@ -65,15 +66,28 @@ def _source_files(directory: str) -> list[tuple[str, str]]:
 
 
 def sha256_file(path: Path) -> str | None:
+    """The digest of a regular file no larger than any input may be; None for anything else (a
+    FIFO is not waited for, /dev/zero not read): the full run then says what is wrong with it."""
     try:
-        with open(path, "rb") as stream:
-            return hashlib.sha256(stream.read()).hexdigest()
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_INPUT_BYTES:
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(descriptor, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
     except OSError:
         return None
+    finally:
+        os.close(descriptor)
 
 
 def stamp_path(out_dir: Path) -> Path:
-    key = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:32]
+    key = hashlib.sha256(os.path.realpath(out_dir).encode()).hexdigest()[:32]
     return user_cache_dir() / "up-to-date" / f"{key}.json"
 
 

@@ -24,7 +24,7 @@ from ...errors import ProjectConfigError, SourceLocation
 from ...model.declarations import DeclarationsFile
 from ...model.outputs import GenerateOptions
 from ...parse.backend_yaml import parse_backend_yaml
-from ...parse.inputs import load_declarations
+from ...parse.inputs import load_declarations, read_backend_yaml
 from ...parse.installed_torch import find_installed_torch
 from ...paths import display_path
 from ...select.selection import select, unknown_op_hint
@@ -159,12 +159,7 @@ def init_project(options: InitOptions) -> InitResult:
     extra_ops = _check_ops(options.ops, declarations)
     if options.from_yaml is not None:
         shown = display_path(options.from_yaml, Path.cwd())
-        try:
-            text = options.from_yaml.read_text(encoding="utf-8")
-        except OSError as error:
-            raise ProjectConfigError(
-                f"cannot read the backend YAML: {error.strerror}", location=SourceLocation(shown)
-            ) from None
+        text = read_backend_yaml(options.from_yaml, Path.cwd())
         # The user's ops are checked against their own file and lines before it is adapted.
         select(parse_backend_yaml(text, display_path=shown), declarations)
         backend_yaml = adapt_backend_yaml(text, shown, names, extra_ops)
