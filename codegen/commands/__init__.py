@@ -1,1 +1,2 @@
-"""The commands (``generate``, ``init``, ``diff``, ``ops``) and the command line that offers them."""
+"""The commands (``generate``, ``init``, ``diff``, ``ops``), the command line that offers them, and
+its options and usage errors."""
