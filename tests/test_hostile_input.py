@@ -13,6 +13,7 @@ import ast
 import contextlib
 import io
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -201,6 +202,51 @@ def test_init_bad_input_gets_one_located_line_and_creates_nothing(tmp_path: Path
     root = project(tmp_path / "project")
     before = snapshot(tmp_path)
     assert_refused(run_process(root, argv), where)
+    assert snapshot(tmp_path) == before
+
+
+def _replace(path: str, make: Callable[[Path], None]) -> Callable[[Path], None]:
+    def mutate(root: Path) -> None:
+        target = root / path
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+        make(target)
+
+    return mutate
+
+
+# What a generated tree's files can wrongly be (the user's code and the generator's own records),
+# and the `where` of the error a run gives.
+TREE_CASES = [
+    ("kernel-file-fifo", _replace("kernels/abs.cpp", os.mkfifo), "kernels/abs.cpp"),
+    ("kernel-file-directory", _replace("kernels/abs.cpp", os.mkdir), "kernels/abs.cpp"),
+    ("kernel-file-symlink-loop", _replace("kernels/abs.cpp", lambda path: os.symlink(path.name, path)),
+     "kernels/abs.cpp"),
+    ("custom-op-python-fifo", _replace("kernels/custom_ops/scale.py", os.mkfifo), "kernels/custom_ops/scale.py"),
+    ("manifest-fifo", _replace("generated/scaffold_manifest.json", os.mkfifo), "generated/scaffold_manifest.json"),
+    ("manifest-directory", _replace("generated/scaffold_manifest.json", os.mkdir), "generated/scaffold_manifest.json"),
+    ("journal-fifo", lambda root: os.mkfifo(root / "generated" / ".scaffold_transaction.json"),
+     "generated/.scaffold_transaction.json"),
+    ("generated-file-fifo", _replace("generated/native/abs.h", os.mkfifo), "generated/native/abs.h"),
+    ("generated-file-directory", _replace("generated/native/abs.h", os.mkdir), "generated/native/abs.h"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "where"), [pytest.param(mutate, where, id=name) for name, mutate, where in TREE_CASES])
+def test_a_broken_tree_gets_one_located_line_and_changes_nothing(
+    tmp_path: Path, mutate: Callable[[Path], None], where: str
+) -> None:
+    """Whatever stands where the generator reads (a FIFO is not waited for), each run says what
+    and where, and touches nothing."""
+    root = project(tmp_path / "project")
+    assert run_main(root, GENERATE)[0] == 0
+    mutate(root)
+    before = snapshot(tmp_path)
+    for argv in (GENERATE, [*GENERATE, "--check"]):
+        code, _, stderr = run_main(root, argv)
+        assert_refused((code, _, stderr), where, code=code if code in (1, 2) else 2)
     assert snapshot(tmp_path) == before
 
 

@@ -59,25 +59,27 @@ class Plan:
         return bool(self.changes)
 
 
-def read_text_if_exists(path: Path) -> str | None:
+def read_text_if_exists(path: Path, root: Path) -> str | None:
+    """A generated file's text; None when it is not there. Errors name it relative to `root`."""
     try:
         data = read_bounded(path, MAX_INPUT_BYTES)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        raise OutputError("cannot be replaced: it is not a text file", location=SourceLocation(str(path))) from None
+        raise _not_text(path, root) from None
     except OSError as error:  # e.g. a path below a regular file
-        raise OutputError(
-            f"cannot be read: {error.strerror or error}", location=SourceLocation(str(path))
-        ) from None
+        location = SourceLocation(display_path(path, root))
+        raise OutputError(f"cannot be read: {error.strerror or error}", location=location) from None
     try:
         if len(data) > MAX_INPUT_BYTES:
             raise ValueError("far too large")
         return data.decode("utf-8")
     except ValueError:  # UnicodeDecodeError included
-        raise OutputError(
-            "cannot be replaced: it is not a text file", location=SourceLocation(str(path))
-        ) from None
+        raise _not_text(path, root) from None
+
+
+def _not_text(path: Path, root: Path) -> OutputError:
+    return OutputError("cannot be replaced: it is not a text file", location=SourceLocation(display_path(path, root)))
 
 
 def check_unique_paths(outputs: Iterable[OutputFile]) -> None:
@@ -173,7 +175,7 @@ def _plan_generated_files(
         assert output.owner is Owner.GENERATOR
         relative = layout.from_out(output.path)
         produced.add(relative)
-        current = read_text_if_exists(output.path)
+        current = read_text_if_exists(output.path, layout.root)
         if current == output.content:
             continue
         if current is None:
@@ -186,7 +188,7 @@ def _plan_generated_files(
         if relative in produced:
             continue
         path = layout.out_dir / relative
-        current = read_text_if_exists(path)
+        current = read_text_if_exists(path, layout.root)
         if current is None:
             continue
         if not force and sha256_text(current) != digest:
@@ -208,7 +210,7 @@ def _hand_edited(changes: Iterable[Change], previous: Manifest | None, layout: L
     for change in changes:
         if change.action not in (Action.UPDATE, Action.DELETE):
             continue
-        current = read_text_if_exists(change.path)
+        current = read_text_if_exists(change.path, layout.root)
         if current is None:
             continue
         digest = recorded.get(layout.from_out(change.path))
