@@ -1,4 +1,5 @@
-"""How paths appear in generated files and messages."""
+"""Paths: how they appear in generated files and messages, what a path given to the generator may
+be (path_problem), and reading the file at one with a bound (read_bounded)."""
 
 from __future__ import annotations
 
