@@ -87,7 +87,8 @@ class ModelResult:
             "family": self.spec.family,
             "parameters": self.parameters,
             "ties": self.ties,
-            "fallback_calls": sum(self.fallback_ops.values()),
+            # Counted over the eager training step: unknown (None) when that stage did not run.
+            "fallback_calls": sum(self.fallback_ops.values()) if "eager" in self.stages else None,
             "fallback_ops": dict(sorted(self.fallback_ops.items())),
             "stages": {name: result.to_json() for name, result in self.stages.items()},
         }

@@ -41,6 +41,7 @@ def run_worker(name: str, stages: tuple[str, ...], directory: Path, timeout_s: f
         return result
     tail = stderr_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
     result = skipped_result(spec, stages, "")
+    result["fallback_calls"] = None  # the worker died before it could say
     for stage in result["stages"].values():
         stage.update(status="error", detail=f"{cause}: " + " | ".join(tail))
     return result

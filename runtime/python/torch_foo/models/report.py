@@ -53,7 +53,7 @@ def build_report(device: str, results: dict[str, dict[str, Any]]) -> dict[str, A
         "summary": {
             "models": len(results),
             "by_status": dict(sorted(by_status.items())),
-            "fallback_calls": sum(r["fallback_calls"] for r in ran),
+            "fallback_calls": sum(r["fallback_calls"] or 0 for r in ran),
             "models_without_fallback": sum(1 for r in ran if r["fallback_calls"] == 0),
         },
     }
@@ -65,8 +65,9 @@ def format_line(name: str, result: dict[str, Any]) -> str:
                       for stage in STAGES if stage in result["stages"])
     seconds = sum(stage.get("seconds", 0.0) for stage in result["stages"].values())
     ties = f", {result['ties']} tie{'s' if result['ties'] != 1 else ''}" if result["ties"] else ""
-    line = (f"{status.upper():7} {name:34} {stages:60} fallback {result['fallback_calls']:4} calls"
-            f" ({len(result['fallback_ops'])} ops){ties}, {seconds:.0f} s")
+    calls = result["fallback_calls"]
+    fallback = "-" if calls is None else f"{calls:4} calls ({len(result['fallback_ops'])} ops)"
+    line = f"{status.upper():7} {name:34} {stages:60} fallback {fallback}{ties}, {seconds:.0f} s"
     details = [f"    {stage}: {data['detail'].splitlines()[0]}" for stage, data in result["stages"].items()
                if data["status"] in ("fail", "error") and data.get("detail")]
     return "\n".join([line, *details])
@@ -92,7 +93,8 @@ def compare_reports(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             was = before["stages"].get(stage, {}).get("status")
             if was == "pass" and data["status"] in ("fail", "error"):
                 worse.append(f"{name} {stage}: passed, now {data['status']}: {data.get('detail', '').splitlines()[0]}")
-        if model_status(result) != "skipped" and result["fallback_calls"] > before["fallback_calls"]:
+        calls, calls_before = result["fallback_calls"], before["fallback_calls"]
+        if None not in (calls, calls_before) and model_status(result) != "skipped" and calls > calls_before:
             worse.append(f"{name}: fallback calls {before['fallback_calls']} -> {result['fallback_calls']}")
     return worse
 
