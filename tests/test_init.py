@@ -205,6 +205,12 @@ def test_new_project_shape(tmp_path: Path) -> None:
     assert files["CMakeLists.txt"] == (REPO / "runtime" / "CMakeLists.txt").read_bytes()
     for module in ("_device.py", "_streams.py", "distributed.py", "_inductor.py"):
         assert files[f"python/torch_bar/{module}"] == (REPO / "runtime" / "python" / "torch_foo" / module).read_bytes()
+    # The model harness: the same package as foo's, and the extra its libraries come from.
+    models = REPO / "runtime" / "python" / "torch_foo" / "models"
+    for path in sorted(models.glob("*.py")):
+        assert files[f"python/torch_bar/models/{path.name}"] == path.read_bytes(), path.name
+    assert b'models = ["torchvision>=0.' in files["pyproject.toml"]
+    assert b"python -m torch_bar.models" in files["README.md"]
     assert b"distributed.register(DEVICE_NAME)" in files["python/torch_bar/__init__.py"]
     assert b"## Multi-process training (torch.distributed)" in files["README.md"]
     # The backend YAML: core ops plus --ops (view is a core op already), device and namespace.

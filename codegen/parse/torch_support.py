@@ -53,6 +53,12 @@ class TorchSupport:
         releases = self.minor_releases
         return [CiLeg(f"{releases[0]}.*", "3.12"), CiLeg(f"{releases[-1]}.*", "3.11")]
 
+    @property
+    def torchvision_requirement(self) -> str:
+        """The torchvision releases built for the supported torch releases (each torchvision
+        release is built for one torch release: torch 2.N goes with torchvision 0.(N+15))."""
+        return f"torchvision>=0.{self.lowest[1] + 15},<0.{self.below[1] + 15}"
+
     def supports(self, version: str) -> bool:
         return self.lowest <= _minor(version) < self.below
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 
+#include <ATen/core/op_registration/adaption.h>
 #include <ATen/native/CPUFallback.h>
 #include <c10/util/Exception.h>
 
@@ -59,11 +61,64 @@ const char* how_it_runs(const FallbackPolicy& policy) {
       : "tensors are copied both ways";
 }
 
+// ---- Devices of the arguments ------------------------------------------------
+//
+// The CPU kernel cannot tell a host tensor from a host view of device memory,
+// and ATen's copying fallback puts its outputs on the first tensor's device:
+// without a check, conv2d(cpu_input, device_weight) or batch_norm with CPU
+// running stats would run and write wherever the mode put it. Kernels of
+// CUDA raise there; so does this, before anything runs, with ATen's own
+// message. Allowed, as for CUDA: CPU 0-dim tensors that are only read
+// (wrapped scalars, which TensorIterator ops take on any device) and CPU
+// tensors in a Tensor?[] argument (advanced indexing: x[cpu_index]).
+
+struct CommonDevice {
+  const std::string& op;
+  std::optional<c10::Device> device;
+
+  void check(const at::Tensor& t, const c10::Argument& argument, bool cpu_allowed) {
+    if (!t.defined()) {
+      return;
+    }
+    if (t.device().is_cpu()) {
+      const c10::AliasInfo* alias = argument.alias_info();
+      const bool written = alias != nullptr && alias->isWrite();
+      if (cpu_allowed || (t.dim() == 0 && !written)) {
+        return;
+      }
+    }
+    c10::impl::check_and_update_common_device(device, t, op.c_str(), argument.name().c_str());
+  }
+};
+
+void check_same_device(const std::string& name, const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  const auto& arguments = op.schema().arguments();
+  const size_t begin = stack.size() - arguments.size();
+  CommonDevice common{name, std::nullopt};
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const c10::IValue& value = stack[begin + i];
+    if (value.isTensor()) {
+      common.check(value.toTensor(), arguments[i], /*cpu_allowed=*/false);
+    } else if (value.isTensorList()) {
+      for (const at::Tensor& t : value.toTensorList()) {
+        common.check(t, arguments[i], /*cpu_allowed=*/false);
+      }
+    } else if (value.isOptionalTensorList()) {
+      for (const std::optional<at::Tensor>& t : value.toOptionalTensorList()) {
+        if (t.has_value()) {
+          common.check(*t, arguments[i], /*cpu_allowed=*/true);
+        }
+      }
+    }
+  }
+}
+
 void run_named_on_cpu(
     const FallbackPolicy& policy,
     const std::string& name,
     const c10::OperatorHandle& op,
     torch::jit::Stack* stack) {
+  check_same_device(name, op, *stack);
   if (fallback_counter().record(name) && policy.warn_once_per_op) {
     TORCH_WARN(
         "'", name, "' has no kernel for the '", policy.device,

@@ -80,11 +80,10 @@ def test_training_step_under_inductor_equals_eager() -> None:
     x = torch.randn(4, 6, device=DEVICE)
     target = torch.randn(4, 3, device=DEVICE)
 
-    # mse_loss, not cross_entropy: the latter's backward needs Inductor's C++ `masked` dtype
-    # propagation, which Inductor applies only when get_current_backend() says "cpp" -- and it
-    # says "triton" for any device it does not know.
+    # cross_entropy's backward has masked loads, which compile only with the C++ backend's
+    # dtype propagation (see test_inductor_answers_cpp_for_the_device).
     def loss_of(model: nn.Module) -> torch.Tensor:
-        return nn.functional.mse_loss(model(x), target)
+        return nn.functional.cross_entropy(model(x), target.softmax(dim=1))
 
     compiled_loss = torch.compile(loss_of, fullgraph=True)
     optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (eager_model, compiled_model)]
@@ -107,3 +106,65 @@ def test_named_dynamo_backend_runs_inductor_on_the_device() -> None:
     x = torch.randn(3, 5, device=DEVICE)
     got = torch.compile(lambda t: torch.sigmoid(t) * 2, backend=DEVICE, fullgraph=True)(x)
     torch.testing.assert_close(got.cpu(), torch.sigmoid(x.cpu()) * 2)
+
+
+def test_inductor_answers_cpp_for_the_device_and_keeps_every_other_answer() -> None:
+    # Inductor asks get_current_backend(device_type) which language a device's kernels are in and
+    # answers config.cuda_backend ("triton") for devices it does not know; foo's are C++.
+    from torch._inductor import config
+    from torch._inductor.codegen import common
+    from torch._inductor.utils import get_current_backend
+    from torch_foo import _inductor
+
+    _inductor.register(DEVICE)
+    assert get_current_backend(DEVICE) == "cpp"
+    # The modules that imported the function by name ask the same one.
+    assert common.get_current_backend(DEVICE) == "cpp"
+    # A real CUDA device in the same process keeps Inductor's answer, which follows its config.
+    assert get_current_backend("cuda") == config.cuda_backend
+    assert get_current_backend("cpu") == config.cpu_backend
+    with config.patch(cuda_backend="halide", cpu_backend="triton"):
+        assert get_current_backend("cuda") == "halide" and common.get_current_backend("cuda") == "halide"
+        assert get_current_backend("cpu") == "triton"
+        assert get_current_backend(DEVICE) == "cpp"
+    _inductor.register(DEVICE)  # idempotent: no wrapper around the wrapper
+    assert get_current_backend.__wrapped__ is common.get_current_backend.__wrapped__  # type: ignore[attr-defined]
+
+
+def test_masked_loads_casts_and_reductions_compile() -> None:
+    # Padding (masked loads with a fill value), dtype casts both ways, and reductions: what real
+    # CNNs and language models are made of, in one graph (one compile).
+    def fn(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        pooled = nn.functional.max_pool2d(x, 3, stride=2, padding=1)
+        averaged = nn.functional.avg_pool2d(x, 3, stride=2, padding=1)
+        padded = nn.functional.pad(x, (1, 2, 1, 0), value=-0.5) * 2
+        half = (x.half() + 1).float()
+        bf16 = (x.to(torch.bfloat16) * 3).to(torch.float32)
+        logits = x.sum(dim=(2, 3))
+        return pooled, averaged, padded, half, bf16, logits.softmax(-1), logits.amax(0), (x > 0).sum()
+
+    x = torch.randn(2, 3, 7, 7)
+    got = torch.compile(fn, fullgraph=True)(x.to(DEVICE))
+    for actual, expected in zip(got, fn(x), strict=True):
+        assert actual.device.type == DEVICE
+        torch.testing.assert_close(actual.cpu(), expected, rtol=1e-2, atol=1e-2)
+
+
+def test_compiled_training_step_under_autocast_equals_eager_autocast() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                          nn.MaxPool2d(3, 2, padding=1), nn.Flatten(), nn.Linear(4 * 3 * 3, 5)).to(DEVICE)
+    compiled = torch.compile(model)
+    x = torch.randn(4, 3, 6, 6, device=DEVICE)
+    labels = torch.tensor([0, 3, 1, 4], device=DEVICE)
+    grads = []
+    for run in (model, compiled):
+        model.zero_grad()
+        with torch.autocast(DEVICE, dtype=torch.bfloat16):
+            logits = run(x)
+            assert logits.dtype == torch.bfloat16
+            loss = nn.functional.cross_entropy(logits, labels)
+        loss.backward()
+        grads.append([p.grad.cpu() for p in model.parameters()])
+    for eager_grad, compiled_grad in zip(*grads, strict=True):
+        torch.testing.assert_close(compiled_grad, eager_grad, rtol=5e-2, atol=5e-2)

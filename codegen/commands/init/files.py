@@ -21,6 +21,7 @@ _RUNTIME_SOURCE_SUFFIXES = (".h", ".cpp")
 # The device-name-agnostic Python side of the runtime.
 _COPIED_PYTHON_MODULES = ("_device.py", "_streams.py", "distributed.py", "_inductor.py", "custom_classes.py")
 CONFORMANCE_PACKAGE = "conformance"
+MODELS_PACKAGE = "models"
 # cmake/: how the build finds torch, and the supported torch releases (torch-requirement.txt).
 _RUNTIME_BUILD_SUFFIXES = (".cmake", ".py", ".txt")
 
@@ -50,6 +51,17 @@ def new_project_layout(names: ProjectNames) -> ProjectLayout:
     return ProjectLayout(generated_dir="generated", kernels_dir="kernels", yaml_path=f"yaml/{names.device}.yaml")
 
 
+# The model libraries of the model harness (a package's `models` extra), in releases that work with
+# the supported torch releases; torchvision's range comes from them (torch_support).
+MODEL_LIBRARY_REQUIREMENTS = ("timm>=1.0.20,<2", "transformers>=5,<6")
+
+
+def models_extra() -> str:
+    """The `models` extra of a backend package, as its pyproject.toml lists it."""
+    requirements = (torch_support().torchvision_requirement, *MODEL_LIBRARY_REQUIREMENTS)
+    return ", ".join(f'"{requirement}"' for requirement in requirements)
+
+
 # The build backend of every backend package, pinned: its behaviour (build-dir reuse, cmake.define
 # from the environment) is part of how projects build.
 SCIKIT_BUILD_CORE_REQUIREMENT = "scikit-build-core==1.1.2"
@@ -77,6 +89,7 @@ def render_package_files(names: ProjectNames, layout: ProjectLayout) -> dict[str
         "scaffold_settings": layout.scaffold_settings(),
         "torch_requirement": torch_support().requirement,
         "scikit_build_core_requirement": SCIKIT_BUILD_CORE_REQUIREMENT,
+        "models_extra": models_extra(),
     }
     return {
         "pyproject.toml": render("project/pyproject.toml.j2", **context),
@@ -111,11 +124,10 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
         ).read_text(encoding="utf-8")
     # The OpInfo conformance harness (python -m <package>.conformance); its expectations file is
     # the project's own (rendered by render_project_files), the code is the same everywhere.
-    conformance = runtime / "python" / RUNTIME_PACKAGE / CONFORMANCE_PACKAGE
-    for path in sorted(conformance.glob("*.py")):
-        files[f"python/{names.package}/{CONFORMANCE_PACKAGE}/{path.name}"] = path.read_text(
-            encoding="utf-8"
-        )
+    # The model harness (python -m <package>.models) is the same everywhere too.
+    for package in (CONFORMANCE_PACKAGE, MODELS_PACKAGE):
+        for path in sorted((runtime / "python" / RUNTIME_PACKAGE / package).glob("*.py")):
+            files[f"python/{names.package}/{package}/{path.name}"] = path.read_text(encoding="utf-8")
     return files
 
 

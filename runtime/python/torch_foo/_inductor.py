@@ -63,6 +63,7 @@ def register(device_name: str) -> None:
             register_interface_for_device(f"{device_name}:{index}", interface)
         register_device_op_overrides(device_name, _device_op_overrides(device_name))
         _treat_as_cpp_codegen_nodes(device_name)
+        _answer_kernel_language(device_name)
         register_backend_for_device(
             device_name,
             classes["Scheduling"],
@@ -102,6 +103,47 @@ def _treat_as_cpp_codegen_nodes(device_name: str) -> None:
 
     node_class._scaffold_cpp_devices = {"cpu", device_name}
     node_class.is_cpu = is_cpu
+
+
+# The kernel language of DeviceScheduling (CppScheduling below), as Inductor names its backends
+# (config.cpu_backend / config.cuda_backend values). A port that writes Triton kernels says "triton".
+KERNEL_LANGUAGE = "cpp"
+
+
+def _answer_kernel_language(device_name: str) -> None:
+    """Inductor asks ``utils.get_current_backend(device_type)`` which language a device's kernels
+    are written in, and answers ``config.cuda_backend`` ("triton") for every device it does not
+    know. Code generation then takes Triton's paths for this device's C++ kernels: no C++ dtype
+    propagation, so masked loads (padding) and dtype casts fail to compile. The answer for this
+    device becomes KERNEL_LANGUAGE; every other device keeps Inductor's own (CUDA's included).
+    Modules that imported the function by name get the same wrapper."""
+    import sys
+
+    from torch._inductor import utils
+
+    original = getattr(utils, "get_current_backend", None)
+    if original is None:
+        return  # a torch without the question: nothing to answer
+    devices: set[str] = getattr(original, "_scaffold_devices", set())
+    if devices:
+        devices.add(device_name)
+        return
+
+    def get_current_backend(device_type: str | None = None) -> str:
+        if not device_type:
+            from torch._inductor.virtualized import V
+
+            device_type = V.graph.get_current_device_or_throw().type
+        if device_type in devices:
+            return KERNEL_LANGUAGE
+        return str(original(device_type))
+
+    devices.add(device_name)
+    get_current_backend._scaffold_devices = devices  # type: ignore[attr-defined]
+    get_current_backend.__wrapped__ = original  # type: ignore[attr-defined]
+    for name, module in list(sys.modules.items()):
+        if name.startswith("torch._inductor") and getattr(module, "get_current_backend", None) is original:
+            module.get_current_backend = get_current_backend  # type: ignore[attr-defined]
 
 
 _classes: dict[str, dict[str, Any]] = {}

@@ -1,0 +1,380 @@
+"""What the harness checks on one model, each stage against the CPU from the same weights:
+
+eager      forward + backward + one AdamW step, on the device and on the CPU: the output, the
+           loss, every gradient (by parameter name; a parameter without a gradient on one side is
+           a failure) and every parameter after the step, taken from the same gradients; the
+           tied parameters (a language model's embedding and output head) must still be tied on
+           the device. The backend's CPU-fallback calls of this training step are counted per op.
+compiled   the forward under torch.compile (Inductor) against the CPU's eager forward.
+autocast   forward + backward under torch.autocast (bfloat16) on the device: no farther from the
+           CPU's float32 result than the CPU's own autocast result is (with some slack).
+amp-train  one compiled AMP training step (torch.compile, autocast, SGD), held to the same
+           measure: the loss and every parameter's update.
+
+A difference is reported with the name of what differs (``grad of transformer.wte.weight``) and
+how far, relative to the CPU's tensor: its largest value (float32) or its norm (AMP), but never
+less than a small fraction of the largest tensor of its kind in the model. Gradients that are
+zero in exact arithmetic (a bias before a batch norm, an attention key's bias) are rounding noise
+of the same size on both sides, not a scale to measure against.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from .catalogue import ModelSpec, Workload
+
+STAGES = ("eager", "compiled", "autocast", "amp-train")
+
+# float32 on the same ATen kernels agrees to rounding, and Inductor reorders reductions: the
+# largest difference of a tensor, relative to its largest value, stays far below these.
+FP32_TOLERANCE = 1e-4
+COMPILED_TOLERANCE = 1e-3
+# bfloat16 keeps 8 bits of mantissa, and the device's autocast lists (CUDA's) differ from the
+# CPU's; a batch norm over a batch of two turns bfloat16 rounding into errors of order one in
+# gradients that are zero in exact arithmetic, on the CPU as much as on the device. So AMP is held
+# to the CPU's own AMP accuracy: ||device - fp32|| <= AMP_SLACK * ||cpu_amp - fp32|| +
+# AMP_TOLERANCE * ||fp32|| for every tensor (fp32: the CPU in float32).
+AMP_TOLERANCE = 2e-2
+AMP_SLACK = 2.0
+# The scale a tensor is measured against is at least this fraction of the largest of its kind.
+SCALE_FLOOR = 1e-3
+AMP_DTYPE = torch.bfloat16
+LEARNING_RATE = 1e-2
+
+
+@dataclass
+class Difference:
+    what: str
+    relative: float
+
+
+@dataclass
+class StageResult:
+    status: str  # pass, fail (a difference), error (an exception), skipped
+    detail: str = ""
+    worst: Difference | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"status": self.status, "seconds": round(self.seconds, 2)}
+        if self.detail:
+            data["detail"] = self.detail
+        if self.worst is not None:
+            data["worst"] = {"what": self.worst.what, "relative": float(f"{self.worst.relative:.3g}")}
+        return data
+
+
+@dataclass
+class ModelResult:
+    spec: ModelSpec
+    stages: dict[str, StageResult] = field(default_factory=dict)
+    ties: int = 0
+    parameters: int = 0
+    fallback_ops: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "library": self.spec.library,
+            "family": self.spec.family,
+            "parameters": self.parameters,
+            "ties": self.ties,
+            # Counted over the eager training step: unknown (None) when that stage did not run.
+            "fallback_calls": sum(self.fallback_ops.values()) if "eager" in self.stages else None,
+            "fallback_ops": dict(sorted(self.fallback_ops.items())),
+            "stages": {name: result.to_json() for name, result in self.stages.items()},
+        }
+
+
+class Mismatch(AssertionError):
+    """The device and the CPU disagree; the message names what."""
+
+
+def largest(tensors: list[torch.Tensor | None], norm: bool = False) -> float:
+    """The largest value (or norm) of these tensors, times SCALE_FLOOR: the least scale of each."""
+    values = [float(t.detach().double().norm() if norm else t.detach().abs().max())
+              for t in tensors if t is not None and t.numel() > 0 and bool(torch.isfinite(t).all())]
+    return SCALE_FLOOR * max(values, default=0.0)
+
+
+def amp_error(what: str, got: torch.Tensor | None, cpu_amp: torch.Tensor | None, fp32: torch.Tensor | None,
+              floor: float) -> float:
+    """The device's AMP error over what is allowed (above 1: too far), see AMP_TOLERANCE."""
+    if got is None or cpu_amp is None or fp32 is None:
+        if (got is None) != (fp32 is None):
+            raise Mismatch(f"{what}: {'the device' if got is None else 'the CPU'} has none")
+        return 0.0
+    got, cpu_amp, fp32 = (t.detach().cpu().double() for t in (got, cpu_amp, fp32))
+    if got.shape != fp32.shape:
+        raise Mismatch(f"{what}: shape {tuple(got.shape)} on the device, {tuple(fp32.shape)} on the CPU")
+    if not bool(torch.isfinite(got).all()) and bool(torch.isfinite(cpu_amp).all()):
+        raise Mismatch(f"{what}: non-finite values on the device only")
+    allowed = AMP_SLACK * float((cpu_amp - fp32).norm()) + AMP_TOLERANCE * max(float(fp32.norm()), floor)
+    error = float((got - fp32).norm())
+    return error / allowed if allowed > 0 else error
+
+
+class Comparison:
+    """Collects the largest relative difference of a stage, failing past `tolerance`."""
+
+    def __init__(self, tolerance: float, norm: bool = False) -> None:
+        self.tolerance = tolerance
+        self.norm = norm
+        self.worst: Difference | None = None
+
+    def tensors(self, what: str, got: torch.Tensor | None, expected: torch.Tensor | None,
+                floor: float = 0.0) -> None:
+        if got is None or expected is None:
+            if got is not expected:
+                side = "the device" if got is None else "the CPU"
+                raise Mismatch(f"{what}: {side} has none")
+            return
+        if got.device.type != "cpu" and expected.device.type == "cpu":
+            got = got.detach().cpu()
+        got, expected = got.detach().double(), expected.detach().double()
+        if got.shape != expected.shape:
+            raise Mismatch(f"{what}: shape {tuple(got.shape)} on the device, {tuple(expected.shape)} on the CPU")
+        finite = torch.isfinite(expected)
+        if not torch.equal(finite, torch.isfinite(got)):
+            raise Mismatch(f"{what}: non-finite values differ")
+        if not finite.any():
+            return
+        difference = got[finite] - expected[finite]
+        if self.norm:
+            scale, diff, of = float(expected[finite].norm()), float(difference.norm()), "its norm"
+        else:
+            scale, diff, of = float(expected[finite].abs().max()), float(difference.abs().max()), "its largest value"
+        scale = max(scale, floor)
+        relative = diff / scale if scale > 0 else diff
+        if self.worst is None or relative > self.worst.relative:
+            self.worst = Difference(what, relative)
+        if relative > self.tolerance:
+            raise Mismatch(f"{what}: differs by {relative:.3g} of {of} (tolerance {self.tolerance:g})")
+
+
+class AmpComparison(Comparison):
+    def __init__(self) -> None:
+        super().__init__(1.0)
+
+    def tensors_amp(self, what: str, got: torch.Tensor | None, cpu_amp: torch.Tensor | None,
+                    fp32: torch.Tensor | None, floor: float = 0.0) -> None:
+        ratio = amp_error(what, got, cpu_amp, fp32, floor)
+        if self.worst is None or ratio > self.worst.relative:
+            self.worst = Difference(what, ratio)
+        if ratio > 1.0:
+            raise Mismatch(f"{what}: {ratio:.3g} times as far from float32 as allowed "
+                           f"({AMP_SLACK:g} x the CPU's AMP error + {AMP_TOLERANCE:g} of its norm)")
+
+
+def tie_groups(model: nn.Module) -> list[tuple[str, ...]]:
+    """Names that share one Parameter (tied weights), as sorted groups of two or more."""
+    by_identity: dict[int, list[str]] = {}
+    for name, parameter in model.named_parameters(remove_duplicate=False):
+        by_identity.setdefault(id(parameter), []).append(name)
+    return sorted(tuple(sorted(names)) for names in by_identity.values() if len(names) > 1)
+
+
+def _to(value: Any, device: torch.device | str) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {key: _to(item, device) for key, item in value.items()}
+    return value
+
+
+def _fallback_counts(device: str) -> Callable[[], dict[str, int]]:
+    module = getattr(torch, device)
+    return lambda: dict(module.fallback_counts())
+
+
+def _reset_fallback_counts(device: str) -> None:
+    getattr(torch, device).reset_fallback_counts()
+
+
+def _parameters(model: nn.Module) -> Iterator[tuple[str, nn.Parameter]]:
+    return iter(model.named_parameters())  # each tied parameter once, under its first name
+
+
+class ModelRun:
+    """One model on the device and its twin on the CPU, stage after stage."""
+
+    def __init__(self, spec: ModelSpec, device: str) -> None:
+        self.spec = spec
+        self.device = device
+        torch.manual_seed(0)
+        workload = spec.build()
+        self.workload: Workload = workload
+        self.cpu_model = workload.model
+        self.initial_state = copy.deepcopy(self.cpu_model.state_dict())
+        self.device_model = copy.deepcopy(self.cpu_model).to(device)
+        self.cpu_inputs = workload.inputs
+        self.device_inputs = _to(workload.inputs, device)
+        self.result = ModelResult(spec, parameters=sum(p.numel() for p in self.cpu_model.parameters()))
+
+    def run(self, stages: tuple[str, ...]) -> ModelResult:
+        checks: dict[str, Callable[[], Difference | None]] = {
+            "eager": self.eager,
+            "compiled": self.compiled,
+            "autocast": self.autocast,
+            "amp-train": self.amp_train,
+        }
+        failed_eager = False
+        for stage in STAGES:
+            if stage not in stages:
+                continue
+            if failed_eager:
+                self.result.stages[stage] = StageResult("skipped", "the eager stage failed")
+                continue
+            started = time.perf_counter()
+            try:
+                self._same_weights()
+                worst = checks[stage]()
+                result = StageResult("pass", worst=worst)
+            except Mismatch as mismatch:
+                result = StageResult("fail", str(mismatch))
+            except Exception as error:  # noqa: BLE001  (every failure of model code is a result)
+                result = StageResult("error", _one_line(error), )
+                result.detail += "\n" + traceback.format_exc(limit=-6)
+            result.seconds = time.perf_counter() - started
+            self.result.stages[stage] = result
+            failed_eager = stage == "eager" and result.status != "pass"
+        return self.result
+
+    # ---- stages -------------------------------------------------------------------------------
+
+    def eager(self) -> Difference | None:
+        cpu_ties, device_ties = tie_groups(self.cpu_model), tie_groups(self.device_model)
+        self.result.ties = len(cpu_ties)
+        if cpu_ties != device_ties:
+            raise Mismatch(f"tied parameters: {cpu_ties} on the CPU, {device_ties} on the device")
+        compare = Comparison(FP32_TOLERANCE)
+        _reset_fallback_counts(self.device)
+        counts = _fallback_counts(self.device)
+        device_optimizer = torch.optim.AdamW(self.device_model.parameters(), lr=LEARNING_RATE)
+        device_output, device_loss = self._forward_backward(self.device_model, self.device_inputs)
+        device_optimizer.step()
+        getattr(torch, self.device).synchronize()
+        self.result.fallback_ops = counts()
+        device_parameters = dict(_parameters(self.device_model))
+        cpu_parameters = dict(_parameters(self.cpu_model))
+        # Back to the weights before the step, for the comparison of the step below.
+        with torch.no_grad():
+            for name, parameter in cpu_parameters.items():
+                device_parameters[name].copy_(parameter)
+        device_optimizer = torch.optim.AdamW(self.device_model.parameters(), lr=LEARNING_RATE)
+        cpu_optimizer = torch.optim.AdamW(self.cpu_model.parameters(), lr=LEARNING_RATE)
+        cpu_output, cpu_loss = self._forward_backward(self.cpu_model, self.cpu_inputs)
+        compare.tensors("output", device_output, cpu_output)
+        compare.tensors("loss", device_loss, cpu_loss)
+        floor = largest([p.grad for p in cpu_parameters.values()])
+        for name, parameter in cpu_parameters.items():
+            compare.tensors(f"grad of {name}", device_parameters[name].grad, parameter.grad, floor)
+        # The step from the CPU's gradients, so that only the optimizer's arithmetic is compared:
+        # AdamW's first step moves a weight by about lr * sign(g), which turns the last bits of a
+        # gradient near zero into a difference of 2 * lr.
+        with torch.no_grad():
+            for name, parameter in cpu_parameters.items():
+                if parameter.grad is not None:
+                    device_parameters[name].grad.copy_(parameter.grad)
+        device_optimizer.step()
+        cpu_optimizer.step()
+        floor = largest(list(cpu_parameters.values()))
+        for name, parameter in cpu_parameters.items():
+            compare.tensors(f"{name} after an AdamW step", device_parameters[name], parameter, floor)
+        return compare.worst
+
+    def compiled(self) -> Difference | None:
+        compare = Comparison(COMPILED_TOLERANCE)
+        compiled = torch.compile(self.device_model)
+        with torch.no_grad():
+            device_output = self.workload.output(compiled(**self.device_inputs))
+            cpu_output = self.workload.output(self.cpu_model(**self.cpu_inputs))
+        compare.tensors("compiled output", device_output, cpu_output, largest([cpu_output]))
+        return compare.worst
+
+    def autocast(self) -> Difference | None:
+        compare = AmpComparison()
+        device = self._gradients(self.device_model, self.device_inputs, autocast=self.device)
+        cpu_amp = self._gradients(self.cpu_model, self.cpu_inputs, autocast="cpu")
+        fp32 = self._gradients(self.cpu_model, self.cpu_inputs, autocast=None)
+        floor = largest(list(fp32.values()), norm=True)
+        for what in fp32:
+            compare.tensors_amp(f"autocast {what}", device[what], cpu_amp[what], fp32[what],
+                                0.0 if what in ("output", "loss") else floor)
+        return compare.worst
+
+    def amp_train(self) -> Difference | None:
+        compare = AmpComparison()
+        compiled = torch.compile(self.device_model)
+        device = self._sgd_updates(self.device_model, compiled, self.device_inputs, autocast=self.device)
+        self._same_weights()
+        cpu_amp = self._sgd_updates(self.cpu_model, self.cpu_model, self.cpu_inputs, autocast="cpu")
+        self._same_weights()
+        fp32 = self._sgd_updates(self.cpu_model, self.cpu_model, self.cpu_inputs, autocast=None)
+        floor = largest(list(fp32.values()), norm=True)
+        for what in fp32:
+            compare.tensors_amp(f"compiled AMP step: {what}", device[what], cpu_amp[what], fp32[what],
+                                0.0 if what == "loss" else floor)
+        return compare.worst
+
+    def _gradients(self, model: nn.Module, inputs: dict[str, Any], autocast: str | None) -> dict[str, Any]:
+        """The output, the loss and every gradient of one forward + backward (under autocast)."""
+        model.zero_grad(set_to_none=True)
+        with torch.autocast(autocast or "cpu", dtype=AMP_DTYPE, enabled=autocast is not None):
+            output, loss = self._forward_backward(model, inputs)
+        results: dict[str, Any] = {"output": output.float(), "loss": loss.float()}
+        for name, parameter in _parameters(model):
+            results[f"grad of {name}"] = None if parameter.grad is None else parameter.grad.float()
+        return results
+
+    def _sgd_updates(self, model: nn.Module, call: Any, inputs: dict[str, Any], autocast: str | None) -> dict[str, Any]:
+        """The loss and each parameter's update of one SGD training step (under autocast)."""
+        before = {name: p.detach().cpu().clone() for name, p in _parameters(model)}
+        optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(autocast or "cpu", dtype=AMP_DTYPE, enabled=autocast is not None):
+            _, loss = self._forward_backward(call, inputs)
+        optimizer.step()
+        results: dict[str, Any] = {"loss": loss.float()}
+        for name, parameter in _parameters(model):
+            results[f"update of {name}"] = parameter.detach().cpu() - before[name]
+        return results
+
+    def _same_weights(self) -> None:
+        """Every stage starts from the initial weights and buffers on both sides: the last bits
+        of an earlier stage's results would otherwise turn into bfloat16 roundings on one side
+        only (load_state_dict copies in place, so tied parameters stay tied)."""
+        with torch.no_grad():
+            self.cpu_model.load_state_dict(self.initial_state)
+            self.device_model.load_state_dict(self.initial_state)
+
+    def _forward_backward(self, model: Any, inputs: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        raw = model(**inputs)
+        loss = self.workload.loss(raw)
+        loss.backward()
+        return self.workload.output(raw).detach(), loss.detach()
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[0] if lines else ''}"[:500]
+
+
+def run_model(spec: ModelSpec, device: str, stages: tuple[str, ...] = STAGES) -> ModelResult:
+    """Every stage of one model; an exception building the model is an error of every stage."""
+    try:
+        run = ModelRun(spec, device)
+    except Exception as error:  # noqa: BLE001
+        result = ModelResult(spec)
+        for stage in stages:
+            result.stages[stage] = StageResult("error", "building the model: " + _one_line(error))
+        return result
+    return run.run(stages)

@@ -1,0 +1,167 @@
+"""The model harness shipped with foo (python -m torch_foo.models): its CI subset of real
+architectures matches the CPU, and the harness itself reports what CUDA users would otherwise
+find out by diverging training: a tie that came apart, a gradient that is wrong on the device only.
+The whole catalogue is `python -m torch_foo.models --all` (README)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+from torch_foo.models.catalogue import CATALOGUE, ModelSpec, Workload
+from torch_foo.models.checks import run_model
+from torch_foo.models.driver import run_worker
+from torch_foo.models.report import build_report, compare_reports
+
+DEVICE = "foo"
+LIBRARIES = ("torchvision", "timm", "transformers")
+needs_libraries = pytest.mark.skipif(
+    any(importlib.util.find_spec(name) is None for name in LIBRARIES),
+    reason="the model libraries are the runtime's 'models' extra (README's first line installs them)",
+)
+
+
+# ---- the harness against known-bad models ---------------------------------------------------------
+
+
+class TiedModel(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(9, 4)
+        self.head = nn.Linear(4, 9, bias=False)
+        self.head.weight = self.embedding.weight
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.tanh(self.embedding(tokens)))
+
+
+class UntiesWhenMoved(TiedModel):
+    """What Module.to() did on a device without _has_compatible_shallow_copy_type."""
+
+    def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]
+        result = super()._apply(fn, recurse)
+        if self.head.weight.device.type == DEVICE:
+            self.head.weight = nn.Parameter(self.head.weight.detach().clone())
+        return result
+
+
+class _WrongOnTheDevice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):  # type: ignore[no-untyped-def]
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, grad):  # type: ignore[no-untyped-def]
+        return grad * (0.7 if grad.device.type == DEVICE else 1.0)
+
+
+class WrongGradientOnTheDevice(TiedModel):
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.tanh(_WrongOnTheDevice.apply(self.embedding(tokens))))
+
+
+def _spec(model_class: type[nn.Module]) -> ModelSpec:
+    def build() -> Workload:
+        tokens = torch.tensor([[1, 5, 2], [8, 0, 3]])
+        return Workload(model_class(), {"tokens": tokens}, loss=lambda out: out.square().mean(),
+                        output=lambda out: out)
+
+    return ModelSpec(f"test.{model_class.__name__}", "torch", "decoder", build)
+
+
+def test_a_tied_model_passes_eagerly_with_its_tie_counted() -> None:
+    result = run_model(_spec(TiedModel), DEVICE, ("eager", "autocast"))
+    assert {stage: r.status for stage, r in result.stages.items()} == {"eager": "pass", "autocast": "pass"}
+    assert result.ties == 1
+
+
+def test_a_tie_that_comes_apart_is_a_failure() -> None:
+    result = run_model(_spec(UntiesWhenMoved), DEVICE, ("eager", "compiled"))
+    assert result.stages["eager"].status == "fail"
+    assert "tied parameters" in result.stages["eager"].detail and "head.weight" in result.stages["eager"].detail
+    assert result.stages["compiled"].status == "skipped"
+
+
+def test_a_gradient_wrong_on_the_device_only_is_a_failure_naming_the_parameter() -> None:
+    result = run_model(_spec(WrongGradientOnTheDevice), DEVICE, ("eager",))
+    assert result.stages["eager"].status == "fail"
+    assert result.stages["eager"].detail.startswith("grad of embedding.weight: differs by")
+
+
+def test_a_missing_library_is_a_skip_that_says_so(tmp_path: Path) -> None:
+    spec = ModelSpec("test.missing", "no_such_model_library", "cnn", lambda: None)  # type: ignore[arg-type,return-value]
+    assert not spec.available()
+    from torch_foo.models import catalogue
+
+    catalogue.BY_NAME[spec.name] = spec
+    try:
+        result = run_worker(spec.name, ("eager",), tmp_path, timeout_s=60)
+    finally:
+        del catalogue.BY_NAME[spec.name]
+    assert result["stages"]["eager"]["status"] == "skipped"
+    assert "no_such_model_library is not installed" in result["stages"]["eager"]["detail"]
+
+
+def test_compare_names_what_got_worse() -> None:
+    def result(status: str, calls: int) -> dict[str, object]:
+        return {"library": "timm", "family": "cnn", "parameters": 1, "ties": 0, "fallback_calls": calls,
+                "fallback_ops": {}, "stages": {"eager": {"status": status, "detail": "grad of w: differs"}}}
+
+    old = build_report(DEVICE, {"a": result("pass", 3), "b": result("pass", 0)})
+    new = build_report(DEVICE, {"a": result("fail", 3), "b": result("pass", 2)})
+    assert compare_reports(old, new) == ["a eager: passed, now fail: grad of w: differs", "b: fallback calls 0 -> 2"]
+    assert compare_reports(new, new) == []
+
+
+def test_the_catalogue_covers_the_goal() -> None:
+    families = {spec.family for spec in CATALOGUE}
+    assert len(CATALOGUE) >= 20 and len({spec.name for spec in CATALOGUE}) == len(CATALOGUE)
+    assert families == {"cnn", "vision-transformer", "encoder", "decoder", "encoder-decoder"}
+    assert {spec.library for spec in CATALOGUE} == set(LIBRARIES)
+
+
+def test_the_command_line_lists_and_refuses_unknown_models() -> None:
+    listing = subprocess.run([sys.executable, "-m", "torch_foo.models", "--list"], capture_output=True, text=True)
+    assert listing.returncode == 0 and "transformers.gpt2" in listing.stdout
+    unknown = subprocess.run([sys.executable, "-m", "torch_foo.models", "--models", "no.such"],
+                             capture_output=True, text=True)
+    assert unknown.returncode == 2 and "unknown model(s): no.such" in unknown.stderr
+
+
+# ---- real models (the CI subset) ------------------------------------------------------------------
+
+
+def _run_harness(tmp_path: Path, *arguments: str) -> dict[str, object]:
+    report_path = tmp_path / "models.json"
+    process = subprocess.run([sys.executable, "-m", "torch_foo.models", "--json", str(report_path), *arguments],
+                             capture_output=True, text=True)
+    assert process.returncode == 0, process.stdout[-6000:] + process.stderr[-3000:]
+    report: dict[str, object] = json.loads(report_path.read_text())
+    return report
+
+
+@pytest.mark.slow
+@needs_libraries
+def test_ci_subset_matches_the_cpu_eagerly_and_under_autocast(tmp_path: Path) -> None:
+    report = _run_harness(tmp_path, "--stages", "eager", "autocast", "--jobs", "2")
+    models = report["models"]
+    assert isinstance(models, dict)
+    assert set(models) == {spec.name for spec in CATALOGUE if spec.ci}
+    for name, result in models.items():
+        assert {stage["status"] for stage in result["stages"].values()} == {"pass"}, (name, result)
+    # GPT-2's wte/lm_head, BERT's decoder, T5's shared embedding: tied on the device as on the CPU.
+    assert all(models[name]["ties"] >= 1 for name in ("transformers.gpt2", "transformers.bert", "transformers.t5"))
+
+
+@pytest.mark.slow
+@needs_libraries
+def test_a_language_model_passes_compiled_and_amp_training(tmp_path: Path) -> None:
+    report = _run_harness(tmp_path, "--models", "transformers.gpt2", "--stages", "compiled", "amp-train")
+    stages = report["models"]["transformers.gpt2"]["stages"]  # type: ignore[index]
+    assert {stage: data["status"] for stage, data in stages.items()} == {"compiled": "pass", "amp-train": "pass"}
