@@ -11,18 +11,12 @@ from .init_names import ProjectNames
 from .installed_torch import find_installed_torch
 from .render import render
 from .resources import data_dir
+from .runtime_files import copied_from_runtime, project_path
 from .torch_support import torch_support
 
-# Files copied verbatim from the repository's runtime/ (the reference backend's package root).
-RUNTIME_PACKAGE = "torch_foo"
-_COPIED_FROM_RUNTIME = {"CMakeLists.txt": "CMakeLists.txt"}
-_RUNTIME_SOURCE_DIRECTORIES = ("csrc", "driver")
-_RUNTIME_SOURCE_SUFFIXES = (".h", ".cpp")
-# The device-name-agnostic Python side of the runtime.
-_COPIED_PYTHON_MODULES = ("_device.py", "_streams.py", "distributed.py", "_inductor.py", "custom_classes.py")
+# The OpInfo conformance harness's subpackage: its code is copied (runtime_files.py), its
+# expectations file is the project's own.
 CONFORMANCE_PACKAGE = "conformance"
-# cmake/: how the build finds torch, and the supported torch releases (torch-requirement.txt).
-_RUNTIME_BUILD_SUFFIXES = (".cmake", ".py", ".txt")
 
 
 @dataclass(frozen=True)
@@ -86,37 +80,13 @@ def render_package_files(names: ProjectNames, layout: ProjectLayout) -> dict[str
 
 
 def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
-    """The hand-written runtime, verbatim: C++ sources (PyTorch side and driver),
-    CMakeLists.txt, the Python side."""
+    """The hand-written runtime, verbatim: C++ sources (PyTorch side and driver), CMakeLists.txt,
+    cmake/, the device-agnostic Python side (which files: runtime_files.py, the wheel's list too)."""
     runtime = data_dir("runtime")
-    # driver/: the simulated device behind the driver API, the starting point of a port.
-    files = {
-        f"{directory}/{path.name}": path.read_text(encoding="utf-8")
-        for directory in _RUNTIME_SOURCE_DIRECTORIES
-        for path in sorted((runtime / directory).iterdir())
-        if path.suffix in _RUNTIME_SOURCE_SUFFIXES
+    return {
+        project_path(path, names.package): (runtime / path).read_text(encoding="utf-8")
+        for path in copied_from_runtime(runtime)
     }
-    files.update(
-        {
-            f"cmake/{path.name}": path.read_text(encoding="utf-8")
-            for path in sorted((runtime / "cmake").iterdir())
-            if path.is_file() and path.suffix in _RUNTIME_BUILD_SUFFIXES
-        }
-    )
-    for source, target in _COPIED_FROM_RUNTIME.items():
-        files[target] = (runtime / source).read_text(encoding="utf-8")
-    for module in _COPIED_PYTHON_MODULES:
-        files[f"python/{names.package}/{module}"] = (
-            runtime / "python" / RUNTIME_PACKAGE / module
-        ).read_text(encoding="utf-8")
-    # The OpInfo conformance harness (python -m <package>.conformance); its expectations file is
-    # the project's own (rendered by render_project_files), the code is the same everywhere.
-    conformance = runtime / "python" / RUNTIME_PACKAGE / CONFORMANCE_PACKAGE
-    for path in sorted(conformance.glob("*.py")):
-        files[f"python/{names.package}/{CONFORMANCE_PACKAGE}/{path.name}"] = path.read_text(
-            encoding="utf-8"
-        )
-    return files
 
 
 def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
