@@ -26,7 +26,7 @@ transient slow spell of the machine -- a shared 2-core VM shows them -- skews ne
 for small (16 elements) and large (4M elements) float32 tensors, in three configurations, each in
 its own subprocess since the variables are read once at startup: streams asynchronous with device
 memory protection on (the default), protection off (SCAFFOLD_PROTECT_MEMORY=0), and every stream
-synchronous (SCAFFOLD_LAUNCH_BLOCKING=1). Goals (issue 10): native small ops within 1.2x of the CPU
+synchronous (SCAFFOLD_LAUNCH_BLOCKING=1). Goals: native small ops within 1.2x of the CPU
 (every native kernel is itself launched on the current stream, so in the asynchronous modes this is
 the launch path of the default stream), native large ops within 1.05x, allocation within 2x, the
 asynchronous launch of 16-element work within 2x and 4M-element work within 1.05x. Always exits 0.

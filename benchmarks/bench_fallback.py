@@ -11,7 +11,7 @@ The ops cover elementwise (atan2, minimum), reductions (prod, std), in-place (cl
 and out= (atan2, minimum); no view reaches the fallback any more (see OPS). Where foo has a native
 kernel for a twin of the op (same ATen CPU kernel structure: maximum for minimum, sum for prod,
 relu_ for clamp_min_), its time is shown as "native". Each figure is the median over many timed samples, the
-lowest of ROUNDS interleaved rounds. Goals (issue 13): zero-copy within 2x of the CPU for 16
+lowest of ROUNDS interleaved rounds. Goals: zero-copy within 2x of the CPU for 16
 elements and 1.2x for 4M elements (geometric means, in-place ops included). Always exits 0.
 
     python benchmarks/bench_fallback.py           # table on stdout, progress on stderr

@@ -82,7 +82,7 @@ def test_training_step_under_inductor_equals_eager() -> None:
 
     # mse_loss, not cross_entropy: the latter's backward needs Inductor's C++ `masked` dtype
     # propagation, which Inductor applies only when get_current_backend() says "cpp" -- and it
-    # says "triton" for any device it does not know (see the report of issue 12).
+    # says "triton" for any device it does not know.
     def loss_of(model: nn.Module) -> torch.Tensor:
         return nn.functional.mse_loss(model(x), target)
 
