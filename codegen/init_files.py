@@ -47,6 +47,10 @@ def new_project_layout(names: ProjectNames) -> ProjectLayout:
 # The build backend of every backend package, pinned: its behaviour (build-dir reuse, cmake.define
 # from the environment) is part of how projects build.
 SCIKIT_BUILD_CORE_REQUIREMENT = "scikit-build-core==1.1.2"
+# How a project is built and installed together with what its tests need (the `test` extra of
+# its pyproject.toml: pytest, and expecttest for the OpInfo harness): the set-up command and the
+# build steps of its workflows.
+INSTALL_PROJECT = "pip install --no-build-isolation '.[test]'"
 
 
 def setup_command(names: ProjectNames, torch_version: str) -> str:
@@ -54,8 +58,8 @@ def setup_command(names: ProjectNames, torch_version: str) -> str:
     the first line of its README, and what `init` prints last."""
     check = f"import torch, {names.package}; print(torch.ones(3).to('{names.device}') + 1)"
     return (
-        f"pip install torch=={torch_version} numpy {SCIKIT_BUILD_CORE_REQUIREMENT} ninja pytest"
-        f' && pip install --no-build-isolation . && python -c "{check}"'
+        f"pip install torch=={torch_version} numpy {SCIKIT_BUILD_CORE_REQUIREMENT} ninja"
+        f' && {INSTALL_PROJECT} && python -c "{check}"'
     )
 
 
@@ -103,6 +107,7 @@ def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
         "generator_version": __version__,
         "setup_command": setup_command(names, torch_version),
         "scikit_build_core_requirement": SCIKIT_BUILD_CORE_REQUIREMENT,
+        "install_project": INSTALL_PROJECT,
     }
     files = {
         **copied_runtime_files(names),
