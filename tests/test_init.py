@@ -244,7 +244,7 @@ def test_new_project_shape(tmp_path: Path) -> None:
     # README's first lines are the set-up and test commands.
     readme = files["README.md"].decode().splitlines()
     assert readme[2] == "```bash"
-    assert readme[3].startswith(f"pip install torch=={INSTALLED_TORCH} ") and "pip install --no-build-isolation ." in readme[3]
+    assert readme[3].startswith(f"pip install torch=={INSTALLED_TORCH} ") and "pip install --no-build-isolation '.[test]'" in readme[3]
     assert readme[4] == "python -m pytest tests -q"
     assert {".github/workflows/bar.yml", ".github/workflows/bar-torch-upgrade.yml", "tests/test_bar.py",
             "python/_torch_bar_autoload.py", "python/torch_bar/__init__.py", ".gitignore"} <= set(files)
@@ -427,7 +427,7 @@ def test_ci_workflows_cover_the_supported_range_with_the_default_wheel() -> None
     assert install.startswith('pip install "torch==${{ matrix.torch }}" ')
     assert "download.pytorch.org" not in install and "--index-url" not in install  # the default wheel
     assert "scaffold-backend generate --check" in steps["Check generated/ is current, or regenerate it for this leg's torch"]["run"]
-    assert steps["Build"]["run"] == "pip install --no-build-isolation ."
+    assert steps["Build"]["run"] == "pip install --no-build-isolation '.[test]'"  # with pytest, expecttest
     upgrade = yaml.safe_load(files[".github/workflows/bar-torch-upgrade.yml"])
     assert requirement in upgrade[True]["workflow_dispatch"]["inputs"]["torch_version"]["description"]
     upgrade_steps = {step.get("name"): step for step in upgrade["jobs"]["upgrade"]["steps"]}

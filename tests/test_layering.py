@@ -14,7 +14,7 @@ from scaffold_testing import REPO
 CODEGEN = REPO / "codegen"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("", "errors", "paths", "resources"),  # what every step uses: the version, errors, paths, data
+    ("", "errors", "paths", "resources", "runtime_files"),  # what every step uses: the version, errors, paths, data
     ("model",),  # frozen types
     ("parse",),  # inputs into the model
     ("select",),  # what the backend does with each op

@@ -23,7 +23,9 @@ def main() -> int:
     except Exception as error:  # any import failure is reported by CMake as one message
         print(f"torch cannot be imported by {sys.executable}: {error}", file=sys.stderr)
         return 1
-    package_dir = os.path.dirname(os.path.abspath(torch.__file__))
+    # The real path: a venv that links an installed torch (tools that share packages between
+    # environments) compiles with the same flags as the environment it links, so builds match.
+    package_dir = os.path.dirname(os.path.realpath(torch.__file__))
     include_dir = os.path.join(package_dir, "include")
     distributed = torch.distributed.is_available()
     values = {

@@ -11,19 +11,12 @@ from ...emit.render import render
 from ...parse.installed_torch import find_installed_torch
 from ...parse.torch_support import torch_support
 from ...resources import data_dir
+from ...runtime_files import copied_from_runtime, project_path
 from .names import ProjectNames
 
-# Files copied verbatim from the repository's runtime/ (the reference backend's package root).
-RUNTIME_PACKAGE = "torch_foo"
-_COPIED_FROM_RUNTIME = {"CMakeLists.txt": "CMakeLists.txt"}
-_RUNTIME_SOURCE_DIRECTORIES = ("csrc", "driver")
-_RUNTIME_SOURCE_SUFFIXES = (".h", ".cpp")
-# The device-name-agnostic Python side of the runtime.
-_COPIED_PYTHON_MODULES = ("_device.py", "_streams.py", "distributed.py", "_inductor.py", "custom_classes.py")
+# The OpInfo conformance harness's subpackage: its code is copied (runtime_files.py), its
+# expectations file is the project's own.
 CONFORMANCE_PACKAGE = "conformance"
-MODELS_PACKAGE = "models"
-# cmake/: how the build finds torch, and the supported torch releases (torch-requirement.txt).
-_RUNTIME_BUILD_SUFFIXES = (".cmake", ".py", ".txt")
 
 
 @dataclass(frozen=True)
@@ -65,6 +58,10 @@ def models_extra() -> str:
 # The build backend of every backend package, pinned: its behaviour (build-dir reuse, cmake.define
 # from the environment) is part of how projects build.
 SCIKIT_BUILD_CORE_REQUIREMENT = "scikit-build-core==1.1.2"
+# How a project is built and installed together with what its tests need (the `test` extra of
+# its pyproject.toml: pytest, and expecttest for the OpInfo harness): the set-up command and the
+# build steps of its workflows.
+INSTALL_PROJECT = "pip install --no-build-isolation '.[test]'"
 
 
 def setup_command(names: ProjectNames, torch_version: str) -> str:
@@ -72,8 +69,8 @@ def setup_command(names: ProjectNames, torch_version: str) -> str:
     the first line of its README, and what `init` prints last."""
     check = f"import torch, {names.package}; print(torch.ones(3).to('{names.device}') + 1)"
     return (
-        f"pip install torch=={torch_version} numpy {SCIKIT_BUILD_CORE_REQUIREMENT} ninja pytest"
-        f' && pip install --no-build-isolation . && python -c "{check}"'
+        f"pip install torch=={torch_version} numpy {SCIKIT_BUILD_CORE_REQUIREMENT} ninja"
+        f' && {INSTALL_PROJECT} && python -c "{check}"'
     )
 
 
@@ -99,36 +96,13 @@ def render_package_files(names: ProjectNames, layout: ProjectLayout) -> dict[str
 
 
 def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
-    """The hand-written runtime, verbatim: C++ sources (PyTorch side and driver),
-    CMakeLists.txt, the Python side."""
+    """The hand-written runtime, verbatim: C++ sources (PyTorch side and driver), CMakeLists.txt,
+    cmake/, the device-agnostic Python side (which files: runtime_files.py, the wheel's list too)."""
     runtime = data_dir("runtime")
-    # driver/: the simulated device behind the driver API, the starting point of a port.
-    files = {
-        f"{directory}/{path.name}": path.read_text(encoding="utf-8")
-        for directory in _RUNTIME_SOURCE_DIRECTORIES
-        for path in sorted((runtime / directory).iterdir())
-        if path.suffix in _RUNTIME_SOURCE_SUFFIXES
+    return {
+        project_path(path, names.package): (runtime / path).read_text(encoding="utf-8")
+        for path in copied_from_runtime(runtime)
     }
-    files.update(
-        {
-            f"cmake/{path.name}": path.read_text(encoding="utf-8")
-            for path in sorted((runtime / "cmake").iterdir())
-            if path.is_file() and path.suffix in _RUNTIME_BUILD_SUFFIXES
-        }
-    )
-    for source, target in _COPIED_FROM_RUNTIME.items():
-        files[target] = (runtime / source).read_text(encoding="utf-8")
-    for module in _COPIED_PYTHON_MODULES:
-        files[f"python/{names.package}/{module}"] = (
-            runtime / "python" / RUNTIME_PACKAGE / module
-        ).read_text(encoding="utf-8")
-    # The OpInfo conformance harness (python -m <package>.conformance); its expectations file is
-    # the project's own (rendered by render_project_files), the code is the same everywhere.
-    # The model harness (python -m <package>.models) is the same everywhere too.
-    for package in (CONFORMANCE_PACKAGE, MODELS_PACKAGE):
-        for path in sorted((runtime / "python" / RUNTIME_PACKAGE / package).glob("*.py")):
-            files[f"python/{names.package}/{package}/{path.name}"] = path.read_text(encoding="utf-8")
-    return files
 
 
 def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
@@ -145,6 +119,7 @@ def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
         "generator_version": __version__,
         "setup_command": setup_command(names, torch_version),
         "scikit_build_core_requirement": SCIKIT_BUILD_CORE_REQUIREMENT,
+        "install_project": INSTALL_PROJECT,
     }
     files = {
         **copied_runtime_files(names),

@@ -11,15 +11,21 @@ compiled module, which registers the real classes.
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
+import importlib.util
+import pkgutil
 
-_FAKE_CLASSES_PACKAGE = "_custom_classes"
+_FAKE_CLASSES_PACKAGE = f"{__package__}._custom_classes"
 
 
 def _import_fake_classes() -> None:
-    directory = Path(__file__).resolve().parent / _FAKE_CLASSES_PACKAGE
-    for path in sorted(directory.glob("*.py")):
-        importlib.import_module(f"{__package__}.{_FAKE_CLASSES_PACKAGE}.{path.stem}")
+    # Found through the import system, not beside this file: an editable install imports this
+    # module from the source tree, while the build installed `_custom_classes` with the compiled
+    # module (scikit-build-core's editable finder maps both into the package).
+    if importlib.util.find_spec(_FAKE_CLASSES_PACKAGE) is None:
+        return  # the backend declares no custom classes
+    package = importlib.import_module(_FAKE_CLASSES_PACKAGE)
+    for module in sorted(info.name for info in pkgutil.iter_modules(package.__path__)):
+        importlib.import_module(f"{_FAKE_CLASSES_PACKAGE}.{module}")
 
 
 _import_fake_classes()

@@ -9,20 +9,20 @@
 work, and DDP / FSDP run on it. The collectives themselves are Gloo's (``ProcessGroupGloo`` from
 the torch wheel): this module only hands Gloo host memory and orders the work with the device.
 
-* **Host-addressable memory** (this runtime: device memory is host RAM mapped twice, see
-  ``csrc/allocator.h``): Gloo reads and writes the device tensors through
+* **Host-addressable memory** (the simulated driver's device memory is host RAM mapped twice,
+  see ``driver/simulated_memory.cpp``): Gloo reads and writes the device tensors through
   ``torch.ops.scaffold_runtime.host_view`` (``csrc/host_view_op.cpp``): CPU tensors aliasing the
   device memory through the runtime's host mapping, no copy, memory protection left on.
 * **Otherwise** (a runtime without ``host_view``, or ``memory="staging"``): inputs are copied
   into pinned host buffers and results copied back when Gloo finishes.
 
 Ordering, as NCCL does it with CUDA streams: before Gloo touches memory, the current stream of
-every device involved is synchronised (kernels queued on it have produced their inputs). The
-work's future is created with the devices of its tensors, so ``work.wait()`` / ``fut.wait()``
-make the *current stream* wait on an event recorded after the results landed (c10's
-``ivalue::Future`` does this through the device guard's events). With today's synchronous
-streams the events are complete at once; with asynchronous streams the same code orders
-correctly.
+every device involved is synchronised (kernels queued on it have produced their inputs). After
+it, ``work.wait()`` makes the current stream of each device wait for Gloo's work on the device
+side and returns without blocking the host (``_FutureWork``); kernels launched later on that
+stream run once the results are in place. The work's future is created with the devices of its
+tensors, so ``get_future().wait()`` orders the current stream the same way (c10's
+``ivalue::Future`` records events through the device guard).
 
 Why a Python ``ProcessGroup`` subclass wrapping a ``ProcessGroupGloo``, not C++: every supported
 torch (2.11 to 2.14) can subclass ``ProcessGroup`` from Python (``c10d::Backend`` only became
