@@ -16,6 +16,7 @@
 
 #include "device.h"
 #include "env.h"
+#include "profiler.h"
 #include "status.h"
 #include "stream.h"
 
@@ -621,6 +622,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
     int device = -1;
     SCAFFOLD_DRIVER_CHECK(drvPointerGetDevice(&device, dest));
     drvStream_t stream = current_driver_stream(static_cast<c10::DeviceIndex>(device));
+    const DeviceActivityScope activity("copy_data", static_cast<c10::DeviceIndex>(device), "drvMemcpyAsync");
     SCAFFOLD_DRIVER_CHECK(drvMemcpyAsync(dest, src, count, drvMemcpyDeviceToDevice, stream));
     SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(stream));
   }

@@ -10,6 +10,7 @@
 #include <c10/util/Exception.h>
 
 #include "device.h"
+#include "profiler.h"
 #include "status.h"
 #include "stream.h"
 
@@ -123,6 +124,7 @@ bool read_launch_blocking() {
 void launch_work(std::unique_ptr<LaunchedWork> work) {
   const c10::DeviceIndex device = work->device;
   drvStream_t stream = current_driver_stream(device);
+  const DeviceActivityScope activity(work->op, device);
   LaunchedWork* raw = work.release();
   const drvError_t status = drvLaunchHostFunc(stream, &run_launched, raw);
   if (status != drvSuccess) {
@@ -133,6 +135,7 @@ void launch_work(std::unique_ptr<LaunchedWork> work) {
 
 void run_work_now(LaunchedWork& work) {
   BorrowedWork borrowed{&work, nullptr};
+  const DeviceActivityScope activity(work.op, work.device);
   SCAFFOLD_DRIVER_CHECK(drvLaunchHostFunc(current_driver_stream(work.device), &run_borrowed, &borrowed));
   if (C10_UNLIKELY(borrowed.error != nullptr)) { // it ran: report at the op
     rethrow_with_context(
