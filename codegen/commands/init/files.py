@@ -19,7 +19,9 @@ _COPIED_FROM_RUNTIME = {"CMakeLists.txt": "CMakeLists.txt"}
 _RUNTIME_SOURCE_DIRECTORIES = ("csrc", "driver")
 _RUNTIME_SOURCE_SUFFIXES = (".h", ".cpp")
 # The device-name-agnostic Python side of the runtime.
-_COPIED_PYTHON_MODULES = ("_device.py", "_streams.py", "distributed.py", "_inductor.py", "custom_classes.py")
+_COPIED_PYTHON_MODULES = (
+    "_device.py", "_streams.py", "_memory.py", "distributed.py", "_inductor.py", "custom_classes.py"
+)
 CONFORMANCE_PACKAGE = "conformance"
 # cmake/: how the build finds torch, and the supported torch releases (torch-requirement.txt).
 _RUNTIME_BUILD_SUFFIXES = (".cmake", ".py", ".txt")
