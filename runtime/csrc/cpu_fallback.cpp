@@ -8,6 +8,8 @@
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
+#include "coverage.h"
+
 namespace scaffold::runtime {
 namespace {
 
@@ -71,6 +73,8 @@ void run_named_on_cpu(
         "' backend and runs on the CPU instead (", how_it_runs(policy), "). "
         "Policy: ", policy.policy_source, ".");
   }
+  // In a coverage report, this call (python -m <package>.coverage).
+  const FallbackCoverage coverage(name, op, *stack);
   // In a profile, the op's CPU run is a range of its own under the op.
   RECORD_FUNCTION_WITH_SCOPE(
       at::RecordScope::USER_SCOPE,

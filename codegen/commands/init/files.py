@@ -23,6 +23,8 @@ _COPIED_PYTHON_MODULES = (
     "_device.py", "_streams.py", "_memory.py", "distributed.py", "_inductor.py", "custom_classes.py"
 )
 CONFORMANCE_PACKAGE = "conformance"
+# Subpackages copied whole (their *.py): the OpInfo conformance harness, the op coverage report.
+_COPIED_PYTHON_PACKAGES = (CONFORMANCE_PACKAGE, "coverage")
 # cmake/: how the build finds torch, and the supported torch releases (torch-requirement.txt).
 _RUNTIME_BUILD_SUFFIXES = (".cmake", ".py", ".txt")
 
@@ -111,13 +113,12 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
         files[f"python/{names.package}/{module}"] = (
             runtime / "python" / RUNTIME_PACKAGE / module
         ).read_text(encoding="utf-8")
-    # The OpInfo conformance harness (python -m <package>.conformance); its expectations file is
-    # the project's own (rendered by render_project_files), the code is the same everywhere.
-    conformance = runtime / "python" / RUNTIME_PACKAGE / CONFORMANCE_PACKAGE
-    for path in sorted(conformance.glob("*.py")):
-        files[f"python/{names.package}/{CONFORMANCE_PACKAGE}/{path.name}"] = path.read_text(
-            encoding="utf-8"
-        )
+    # python -m <package>.conformance and python -m <package>.coverage; the conformance harness's
+    # expectations file is the project's own (rendered by render_project_files), the code is the
+    # same everywhere.
+    for package in _COPIED_PYTHON_PACKAGES:
+        for path in sorted((runtime / "python" / RUNTIME_PACKAGE / package).glob("*.py")):
+            files[f"python/{names.package}/{package}/{path.name}"] = path.read_text(encoding="utf-8")
     return files
 
 
