@@ -14,6 +14,7 @@
 #include <torch/library.h>
 
 #include "coverage_table.h"
+#include "device.h"
 #include "op_signature.h"
 #include "stream.h"
 
@@ -83,10 +84,15 @@ OpInfo classify(const c10::OperatorName& operator_name) {
   return info;
 }
 
-// The op behind a RecordFunction's schema, classified once per thread. Keyed
-// by the address of the schema's name, which the dispatcher keeps for the
-// op's life; the name and overload are compared too, so that an address
-// reused by another string is never taken for the op that had it.
+// Bumped when recording starts: what each thread classified before is asked
+// again (a kernel registered since, from Python say, changes an op's path).
+std::atomic<uint64_t> g_classification_epoch{0};
+
+// The op behind a RecordFunction's schema, classified once per thread and
+// recording. Keyed by the address of the schema's name, which the
+// dispatcher keeps for the op's life; the name and overload are compared
+// too, so that an address reused by another string is never taken for the
+// op that had it. (Frames copy what they need: an entry may be redone.)
 const OpInfo* op_info(const at::RecordFunction& fn) {
   struct Cached {
     std::string name;
@@ -94,6 +100,12 @@ const OpInfo* op_info(const at::RecordFunction& fn) {
     OpInfo info;
   };
   thread_local std::unordered_map<const char*, Cached> by_name;
+  thread_local uint64_t epoch = 0;
+  const uint64_t current = g_classification_epoch.load(std::memory_order_relaxed);
+  if (epoch != current) {
+    by_name.clear();
+    epoch = current;
+  }
   const char* key = fn.name();
   auto found = by_name.find(key);
   if (found != by_name.end() && found->second.name == key && found->second.overload == fn.overload_name()) {
@@ -117,7 +129,7 @@ std::optional<c10::DeviceIndex> device_of(const c10::IValue& value) {
     }
   } else if (value.isDevice()) {
     if (value.toDevice().is_privateuseone()) {
-      return value.toDevice().has_index() ? value.toDevice().index() : 0;
+      return value.toDevice().has_index() ? value.toDevice().index() : current_device();
     }
   } else if (value.isList()) {
     for (const c10::IValue& element : value.toListRef()) {
@@ -143,7 +155,7 @@ std::optional<c10::DeviceIndex> device_of(c10::ArrayRef<const c10::IValue> argum
 }
 
 struct OpFrame final : at::ObserverContext {
-  const OpInfo* info = nullptr;
+  OpRecord* record = nullptr;
   int64_t start_ns = 0;
   OpFrame* parent = nullptr;
   bool ran_on_cpu = false; // the fallback ran this very op: the fallback records it
@@ -174,7 +186,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     if (info == nullptr) {
       return nullptr;
     }
-    frame->info = info;
+    frame->record = info->record;
     if (info->record->wants_signatures.load(std::memory_order_relaxed)) {
       frame->signature = call_signature_json(inputs, info->schema);
     }
@@ -217,12 +229,12 @@ void on_op_end(const at::RecordFunction& /*fn*/, at::ObserverContext* context) {
     if (frame->start_event != nullptr) {
       void* end_event = device_timings().mark(*frame->stream);
       if (end_event != nullptr) {
-        device_timings().add(frame->info->record, frame->start_event, end_event, frame->stream->device_index());
+        device_timings().add(frame->record, frame->start_event, end_event, frame->stream->device_index());
       } else {
         device_timings().discard(frame->start_event, frame->stream->device_index());
       }
     }
-    coverage_records().add_call(frame->info->record, end_ns - frame->start_ns, 0, std::move(frame->signature));
+    coverage_records().add_call(frame->record, end_ns - frame->start_ns, 0, std::move(frame->signature));
   } catch (...) {
   }
 }
@@ -263,7 +275,7 @@ FallbackCall* begin_fallback_call(
   try {
     auto call = std::make_unique<FallbackCall>();
     call->record = fallback_record(name);
-    if (t_innermost_op != nullptr && t_innermost_op->info->name == name) {
+    if (t_innermost_op != nullptr && t_innermost_op->record->name == name) {
       t_innermost_op->ran_on_cpu = true;
     }
     if (call->record->wants_signatures.load(std::memory_order_relaxed)) {
@@ -305,6 +317,7 @@ void start_coverage(int64_t max_signatures) {
   TORCH_CHECK(max_signatures >= 0, "coverage: max_signatures must be >= 0, got ", max_signatures);
   std::lock_guard<std::mutex> lock(g_control_mutex);
   coverage_records().configure(max_signatures);
+  g_classification_epoch.fetch_add(1, std::memory_order_relaxed);
   if (!g_callback.has_value()) {
     g_callback = at::addGlobalCallback(at::RecordFunctionCallback(&on_op_start, &on_op_end)
                                            .needsInputs(true)

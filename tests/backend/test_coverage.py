@@ -176,6 +176,24 @@ def test_fallback_calls_are_named_in_a_profile_while_recording() -> None:
     }
 
 
+def test_each_recording_classifies_ops_anew() -> None:
+    """A kernel registered after a recording (from Python here) makes the op native in the next."""
+    from torch_foo.coverage import recorder
+
+    x = torch.randn(8, device="foo")
+    with recorder.recording():
+        torch.nn.functional.hardtanh(x)
+    assert {op["name"]: op["path"] for op in recorder.table()["ops"]}["aten::hardtanh"] == "fallback"
+    library = torch.library.Library("aten", "IMPL")
+    library.impl("hardtanh", lambda self, low, high: torch.clamp(self, low, high), "PrivateUse1")
+    try:
+        with recorder.recording():
+            torch.nn.functional.hardtanh(x)
+        assert {op["name"]: op["path"] for op in recorder.table()["ops"]}["aten::hardtanh"] == "native"
+    finally:
+        library._destroy()
+
+
 # ---- The helper of the adopted tests -----------------------------------------------------------
 
 
