@@ -67,6 +67,11 @@ class InvalidNameError(ScaffoldError):
     located wherever it was written: the backend YAML, or `init NAME`."""
 
 
+class CoverageReportError(ScaffoldError):
+    """A coverage report (`python -m torch_<name>.coverage --json`) that cannot be read, is not
+    valid, or is not about this backend and torch."""
+
+
 class ProjectConfigError(ScaffoldError):
     """Bad `[tool.scaffold-backend]` settings or command-line options."""
 

@@ -168,6 +168,54 @@ def generate(
         record_current(options)
 
 
+@cli.command()
+@click.argument("report", type=FILE)
+@click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
+              help="The N ops with the most CPU-fallback time that the YAML does not list yet.")
+@click.option("--op", "op_names", multiple=True, metavar="NAME",
+              help="An op of the report, e.g. aten::max_pool2d_with_indices (repeatable).")
+@yaml_option
+@click.option(
+    "--out", type=DIRECTORY, default=None, help="Output directory (default: [tool.scaffold-backend] out)."
+)
+@click.option("--kernels", type=DIRECTORY, default=None, help="Kernel directory (default: as for generate).")
+@declarations_option
+@click.option("--dry-run", is_flag=True, help="Write nothing; list what would change.")
+@reports_errors
+def adopt(
+    report: Path,
+    top: int | None,
+    op_names: tuple[str, ...],
+    yaml: Path | None,
+    out: Path | None,
+    kernels: Path | None,
+    declarations: Path | None,
+    dry_run: bool,
+) -> None:
+    """Add the ops a coverage report ranks first to the backend YAML, with kernel stubs and tests.
+
+    REPORT is the JSON of `python -m torch_<name>.coverage --json REPORT SCRIPT`. Each op joins
+    `supported` with its functional, in-place and out= variants; the YAML keeps every comment and
+    line; generation runs as `generate` does; tests/adopted/test_<op>.py compares the kernel with
+    the CPU on the recorded inputs (an expected failure while the kernel is a stub). All of it is
+    one transaction: an error writes nothing.
+    """
+    from ..errors import ProjectConfigError
+    from .adopt import AdoptRequest, adopt_report
+    from .adopt import adopt as adopt_ops
+    from .generate import require_no_conflicts
+
+    if (top is None) == (not op_names):
+        raise ProjectConfigError("give either --top N or one or more --op NAME", hint="e.g. --top 3")
+    cwd = Path.cwd()
+    options = resolve_generate_options(cwd, yaml, out, kernels, declarations, force=False)
+    result = adopt_ops(options, AdoptRequest(cwd / report, top, op_names, dry_run), cwd)
+    _echo(adopt_report(result, options.root, planned=dry_run))
+    require_no_conflicts(result.generated)
+    if not dry_run:
+        record_current(options)
+
+
 @cli.command("diff")
 @click.argument("old")
 @click.argument("new")

@@ -22,6 +22,7 @@ from ..emit.manifest import build_manifest, emit_manifest
 from ..emit.registration import emit_autograd_registration, emit_registration_shards
 from ..emit.stubs import emit_stubs
 from ..errors import MergeConflictError, SourceLocation, StaleOutputError
+from ..model.backend import BackendConfig
 from ..model.declarations import DeclarationsFile
 from ..model.manifest import Manifest
 from ..model.outputs import MANIFEST_NAME, GenerateOptions, Layout, OutputFile
@@ -79,17 +80,21 @@ def load_selection(yaml_path: Path | None, declarations_path: Path | None, root:
 
 
 def load_selection_cached(
-    yaml_path: Path | None, declarations_path: Path | None, root: Path
+    yaml_path: Path | None, declarations_path: Path | None, root: Path, config: BackendConfig | None = None
 ) -> tuple[Selection, SchemaCache]:
-    """`load_selection`, with the header's schema cache primed before any schema is parsed."""
+    """`load_selection`, with the header's schema cache primed before any schema is parsed.
+    `config`: the backend YAML as parsed already (adopt's edited one), instead of reading it."""
     declarations = load_declarations(declarations_path, root)
     cache = SchemaCache.open(declarations)
     cache.prime(declarations)
-    return _select(declarations, yaml_path, root), cache
+    return _select(declarations, yaml_path, root, config), cache
 
 
-def _select(declarations: DeclarationsFile, yaml_path: Path | None, root: Path) -> Selection:
-    config = load_backend_config(yaml_path, root) if yaml_path else default_backend_config()
+def _select(
+    declarations: DeclarationsFile, yaml_path: Path | None, root: Path, config: BackendConfig | None = None
+) -> Selection:
+    if config is None:
+        config = load_backend_config(yaml_path, root) if yaml_path else default_backend_config()
     return select(config, declarations)
 
 
@@ -118,11 +123,15 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
     ]
 
 
-def prepare(options: GenerateOptions, *, check: bool = False) -> GenerateResult:
+def prepare(options: GenerateOptions, *, check: bool = False, config: BackendConfig | None = None) -> GenerateResult:
     """Compute every change `generate` would make, writing nothing. With `check` (the CI gate),
-    a generated file edited by hand is drift to report, not a reason to stop."""
+    a generated file edited by hand is drift to report, not a reason to stop. `config`: the
+    backend YAML to generate from, when it is not the file's text (adopt's edit, not yet
+    written)."""
     torch_support().check(find_installed_torch().version)
-    selection, schema_cache = load_selection_cached(options.yaml_path, options.declarations_path, options.root)
+    selection, schema_cache = load_selection_cached(
+        options.yaml_path, options.declarations_path, options.root, config
+    )
     layout = options.layout
     safety.check_output_directories(layout)
     context = build_context(selection, layout, schema_cache.signatures)

@@ -8,7 +8,7 @@ stub function (a KernelFile): write/merge.py uses them to update a file the user
 
 from __future__ import annotations
 
-from ..model.outputs import OutputFile, Owner, group_header
+from ..model.outputs import OutputFile, Owner, group_header, stub_error
 from .context import EmitContext
 from .kernel_file import KernelFile, StubFileArguments, StubKernel, render_kernel_file
 
@@ -22,7 +22,7 @@ def emit_stubs(context: EmitContext) -> list[KernelFile]:
             op.op_name: StubKernel(
                 definition_head=binding.kernel_declaration(context.kernel_scope),
                 message=(
-                    f"{config.device}: aten::{op.op_name} has no kernel yet "
+                    f"{stub_error(config.device, op.op_name)} "
                     f"(implement {binding.kernel_name} in {context.layout.stub_display(group)})"
                 ),
                 type_signature=binding.type_signature(),

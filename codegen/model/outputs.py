@@ -31,10 +31,18 @@ CUSTOM_CLASS_REGISTRATION = "RegisterCustomClasses.cpp"
 # Where a class's user-owned files live, relative to the kernels directory: the registration
 # includes "custom_classes/<stem>.h" (the kernels directory is on the include path).
 CUSTOM_CLASS_DIRECTORY = "custom_classes"
+ADOPTED_TESTS_DIR = "tests/adopted"
+"""Where `adopt` writes the tests of the ops it adds, relative to the project root."""
 # The markers of an unresolved merge in a kernel file (written by write/merge.py, looked for by
 # every later run, the fast "up to date" answer included).
 START_MARKER = "<<<<<<< yours"
 END_MARKER = ">>>>>>> scaffold-backend"
+
+
+def stub_error(device: str, op_name: str) -> str:
+    """What a fresh kernel stub raises (NotImplementedError), up to its hint: the tests `adopt`
+    writes treat this message, and only it, as "not implemented yet"."""
+    return f"{device}: aten::{op_name} has no kernel yet"
 
 
 def has_conflict_markers(text: str) -> bool:
@@ -71,6 +79,11 @@ def kernel_file_display(kernels_dir_name: str, group: str) -> str:
     """How a kernel file is named inside generated text and reports: `<kernels dir name>/<group>.cpp`,
     the same wherever the project lives."""
     return f"{kernels_dir_name}/{kernel_file_name(group)}"
+
+
+def adopted_test_name(op_name: str) -> str:
+    """The test `adopt` writes for an op ("add.out" -> test_add_out.py), in ADOPTED_TESTS_DIR."""
+    return f"test_{op_name.replace('.', '_')}.py"
 
 
 def group_header(group: str) -> str:
@@ -114,6 +127,13 @@ class Layout:
     root: Path
     out_dir: Path
     kernels_dir: Path
+    yaml_path: Path | None = None
+    """The backend YAML. `adopt` edits it, and writes tests in `adopted_tests_dir`, in the same
+    transaction as the outputs: a run that knows the YAML may write (never delete) these too."""
+
+    @property
+    def adopted_tests_dir(self) -> Path:
+        return self.root / ADOPTED_TESTS_DIR
 
     def in_out(self, relative: str) -> Path:
         return self.out_dir / relative
@@ -165,4 +185,4 @@ class GenerateOptions:
 
     @property
     def layout(self) -> Layout:
-        return Layout(root=self.root, out_dir=self.out_dir, kernels_dir=self.kernels_dir)
+        return Layout(root=self.root, out_dir=self.out_dir, kernels_dir=self.kernels_dir, yaml_path=self.yaml_path)

@@ -33,22 +33,28 @@ def is_confined(path: Path, directory: Path) -> bool:
     )
 
 
+def _lexical_and_real(path: Path) -> tuple[str, str]:
+    return os.path.normpath(os.path.abspath(path)), os.path.realpath(path)
+
+
 class Confinement:
     """`check_confined` for the many files of one run (a full generation checks ~1400), each
-    file's directory resolved once (see RealPaths): make one instance per batch of checks."""
+    file's directory resolved once (see RealPaths): make one instance per batch of checks.
+
+    Besides the output and kernel directories, a layout that knows the backend YAML lets `adopt`
+    write that file and the tests of adopted ops (Layout.adopted_tests_dir), never delete them."""
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self._roots = [
-            (os.path.normpath(os.path.abspath(root)), os.path.realpath(root))
-            for root in (layout.out_dir, layout.kernels_dir)
-        ]
+        self._roots = [_lexical_and_real(root) for root in (layout.out_dir, layout.kernels_dir)]
+        self._written_only_roots = [] if layout.yaml_path is None else [_lexical_and_real(layout.adopted_tests_dir)]
+        self._written_only_files = [] if layout.yaml_path is None else [_lexical_and_real(layout.yaml_path)]
         self._real_paths = RealPaths()
 
-    def is_allowed(self, path: Path) -> bool:
+    def _inside_any(self, path: Path, roots: list[tuple[str, str]]) -> bool:
         lexical = os.path.normpath(os.path.abspath(path))
         real: str | None = None
-        for lexical_root, real_root in self._roots:
+        for lexical_root, real_root in roots:
             if not is_inside(lexical, lexical_root):
                 continue
             real = real if real is not None else self._real_paths.real(path)
@@ -56,9 +62,19 @@ class Confinement:
                 return True
         return False
 
-    def check(self, path: Path, what: str) -> None:
-        """Refuse to touch `path` unless it is inside the output or the kernel directory."""
-        if not self.is_allowed(path):
+    def is_allowed(self, path: Path, *, deleting: bool = False) -> bool:
+        if self._inside_any(path, self._roots):
+            return True
+        if deleting:
+            return False
+        if self._inside_any(path, self._written_only_roots):
+            return True
+        return _lexical_and_real(path) in self._written_only_files
+
+    def check(self, path: Path, what: str, *, deleting: bool = False) -> None:
+        """Refuse to touch `path` unless it is inside the output or the kernel directory (or, to
+        write, is the YAML or an adopted test: see the class docstring)."""
+        if not self.is_allowed(path, deleting=deleting):
             raise _outside_error(path, self.layout, what)
 
 

@@ -175,7 +175,7 @@ def commit(plan: Plan, layout: Layout) -> None:
         return
     confinement = Confinement(layout)
     for change in plan.changes:
-        confinement.check(change.path, "a file to write")
+        confinement.check(change.path, "a file to write", deleting=change.action is Action.DELETE)
     created_directories: list[Path] = []
     # (target, its temporary file; None: delete the target)
     operations: list[tuple[Path, Path | None]] = [
@@ -355,7 +355,7 @@ def _journal_operations(document: Any, layout: Layout, shown: str) -> list[tuple
         if not isinstance(target_name, str) or not target_name or target_name.startswith("/"):
             raise ValueError(f"target {target_name!r} is not a relative path")
         target = Path(os.path.normpath(layout.out_dir / target_name))
-        confinement.check(target, "a file named by the transaction journal")
+        confinement.check(target, "a file named by the transaction journal", deleting=staged_name is None)
         if staged_name is None:
             staged.append((target, None))
             continue

@@ -4,8 +4,11 @@
 #include <array>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,6 +19,8 @@
 
 #include "device.h"
 #include "env.h"
+#include "memory_history.h"
+#include "profiler.h"
 #include "status.h"
 #include "stream.h"
 
@@ -61,11 +66,15 @@ uint64_t default_capacity(c10::DeviceIndex device) {
 }
 
 // ---- Blocks and segments ---------------------------------------------------
+struct Block;
+
 struct Segment {
   uintptr_t base; // device address returned by drvMalloc
   size_t size;
   bool small;
   drvStream_t stream; // the stream whose allocations reuse this segment
+  Block* head = nullptr; // its first block (never absorbed by a neighbour)
+  std::shared_ptr<c10::GatheredContext> stack; // what mapped it (memory history)
 };
 
 // A piece of a segment, either live (handed out), free (in a pool), or
@@ -82,7 +91,9 @@ struct Block {
   Block* next = nullptr;
   bool allocated = false; // live, pending or parked: not in a pool
   bool parked = false; // freed, in DeviceHeap::parked_ (and still in live_)
+  size_t requested = 0; // bytes asked for, while live
   std::unordered_set<drvStream_t> used_on; // other streams (record_stream)
+  std::shared_ptr<c10::GatheredContext> stack; // what allocated it, while live (memory history)
 };
 
 // Free blocks ordered by (stream, size, address): lower_bound is best fit
@@ -128,51 +139,103 @@ class DeviceHeap {
       return c10::DataPtr(nullptr, nullptr, &free_device_memory, device);
     }
     drvStream_t stream = current_driver_stream(index_);
-    std::lock_guard<std::mutex> lock(mutex_);
-    ensure_capacity_known();
-    if (nbytes > kMaxDeviceCapacity) {
-      raise_oom(nbytes); // also guards round_up against overflow
+    // Stacks are gathered before the lock: the Python part takes the GIL.
+    std::shared_ptr<c10::GatheredContext> stack;
+    if (C10_UNLIKELY(memory_history_enabled())) {
+      stack = gather_allocation_stack();
     }
-    const size_t size = round_up(nbytes, kBlockGranularity);
-    const bool small = size <= kSmallRequest;
-    FreePool& pool = small ? small_free_ : large_free_;
-    ++stats_.alloc_requests;
-    process_pending_frees(/*wait=*/false);
-
-    Block* block = small ? take_parked(size, stream) : nullptr;
-    if (block == nullptr) {
-      block = take_best_fit(pool, stream, size);
-      if (block == nullptr && small && parked_blocks_ > 0) {
-        return_parked_to_pools(); // coalesced, they may fit
-        block = take_best_fit(pool, stream, size);
+    void* ptr = nullptr;
+    size_t block_size = 0;
+    uint64_t allocated = 0;
+    uint64_t reserved = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ensure_capacity_known();
+      if (nbytes > kMaxDeviceCapacity) {
+        raise_oom(nbytes, /*small=*/false, stream); // also guards round_up against overflow
       }
+      const size_t size = round_up(nbytes, kBlockGranularity);
+      const bool small = size <= kSmallRequest;
+      FreePool& pool = small ? small_free_ : large_free_;
+      ++stats_.alloc_requests;
+      process_pending_frees(/*wait=*/false);
+
+      Block* block = small ? take_parked(size, stream) : nullptr;
       if (block == nullptr) {
-        block = map_segment_for(nbytes, size, small, stream);
+        block = take_best_fit(pool, stream, size);
+        if (block == nullptr && small && parked_blocks_ > 0) {
+          return_parked_to_pools(); // coalesced, they may fit
+          block = take_best_fit(pool, stream, size);
+        }
+        if (block == nullptr) {
+          block = map_segment_for(nbytes, size, small, stream, stack);
+        }
+        split(block, size, pool);
+        block->allocated = true;
+        live_.emplace(block->address, block);
       }
-      split(block, size, pool);
-      block->allocated = true;
-      live_.emplace(block->address, block);
+      block->requested = nbytes;
+
+      stats_.allocated_bytes += block->size;
+      stats_.allocated_bytes_total += block->size;
+      stats_.requested_bytes += nbytes;
+      stats_.requested_bytes_total += nbytes;
+      stats_.active_blocks += 1;
+      stats_.peak_allocated_bytes =
+          std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+      stats_.requested_bytes_peak = std::max(stats_.requested_bytes_peak, stats_.requested_bytes);
+      stats_.active_blocks_peak = std::max(stats_.active_blocks_peak, stats_.active_blocks);
+      mark_device_initialized(index_);
+      if (C10_UNLIKELY(stack != nullptr || memory_history_enabled())) {
+        record_trace(index_, TraceEntry{TraceAction::Alloc, block->address, block->size, stream, 0, 0, stack});
+        block->stack = std::move(stack);
+      }
+      ptr = reinterpret_cast<void*>(block->address);
+      block_size = block->size;
+      allocated = stats_.allocated_bytes;
+      reserved = stats_.reserved_bytes;
     }
-
-    stats_.allocated_bytes += block->size;
-    stats_.allocated_bytes_total += block->size;
-    stats_.active_blocks += 1;
-    stats_.peak_allocated_bytes =
-        std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
-    stats_.active_blocks_peak = std::max(stats_.active_blocks_peak, stats_.active_blocks);
-    mark_device_initialized(index_);
-
-    void* ptr = reinterpret_cast<void*>(block->address);
+    if (C10_UNLIKELY(c10::memoryProfilingEnabled())) {
+      c10::reportMemoryUsageToProfiler(
+          ptr, static_cast<int64_t>(block_size), allocated, reserved, device);
+    }
     // ctx == data keeps Allocator::raw_deleter()/raw_allocate usable.
     return c10::DataPtr(ptr, ptr, &free_device_memory, device);
   }
 
-  void free(uintptr_t address) {
-    std::lock_guard<std::mutex> lock(mutex_);
+  // Called from deleters: never throws.
+  void free(uintptr_t address) noexcept {
+    std::shared_ptr<c10::GatheredContext> stack;
+    if (C10_UNLIKELY(memory_history_enabled())) {
+      try {
+        stack = gather_free_stack();
+      } catch (...) {
+      }
+    }
+    size_t freed = 0;
+    uint64_t allocated = 0;
+    uint64_t reserved = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      freed = release_block(address, stack);
+      allocated = stats_.allocated_bytes;
+      reserved = stats_.reserved_bytes;
+    }
+    if (C10_UNLIKELY(freed > 0 && c10::memoryProfilingEnabled())) {
+      c10::reportMemoryUsageToProfiler(
+          reinterpret_cast<void*>(address), -static_cast<int64_t>(freed), allocated, reserved,
+          make_device(index_));
+    }
+  }
+
+  // The block at `address` is no longer used by its tensor: parked, pending
+  // until other streams pass the free, or back in its pool. Returns its
+  // size (0 for an unknown address). Called with mutex_ held.
+  size_t release_block(uintptr_t address, std::shared_ptr<c10::GatheredContext>& stack) noexcept {
     auto it = live_.find(address);
     if (it == live_.end() || it->second->parked) {
-      // Called from deleters, which must not throw. This is a bug (double
-      // free or a foreign pointer); say so loudly but keep the process up.
+      // This is a bug (double free or a foreign pointer); say so loudly
+      // but keep the process up.
       std::fprintf(
           stderr,
           "[%s runtime] warning: freeing unknown device pointer 0x%" PRIxPTR
@@ -180,14 +243,25 @@ class DeviceHeap {
           c10::get_privateuse1_backend().c_str(),
           address,
           static_cast<int>(index_));
-      return;
+      return 0;
     }
     Block* block = it->second;
+    const size_t size = block->size; // return_to_pool may merge the block away
     stats_.allocated_bytes -= block->size;
     stats_.freed_bytes_total += block->size;
+    stats_.requested_bytes -= block->requested;
+    stats_.requested_freed_total += block->requested;
     stats_.active_blocks -= 1;
+    block->requested = 0;
+    block->stack = nullptr;
+    if (C10_UNLIKELY(memory_history_enabled())) {
+      trace_free(TraceAction::FreeRequested, *block, stack);
+      if (block->used_on.empty()) {
+        trace_free(TraceAction::FreeCompleted, *block, stack);
+      }
+    }
     if (block->used_on.empty() && park(block)) {
-      return;
+      return size;
     }
     live_.erase(it);
     if (!block->used_on.empty()) {
@@ -211,10 +285,18 @@ class DeviceHeap {
       if (!pending.events.empty()) {
         pending_.push_back(std::move(pending));
         stats_.pending_free_blocks += 1;
-        return;
+        return size;
       }
     }
     return_to_pool(block);
+    return size;
+  }
+
+  void trace_free(TraceAction action, const Block& block, const std::shared_ptr<c10::GatheredContext>& stack) noexcept {
+    try {
+      record_trace(index_, TraceEntry{action, block.address, block.size, block.segment->stream, 0, 0, stack});
+    } catch (...) { // the history misses an entry rather than the free failing
+    }
   }
 
   void record_stream(uintptr_t address, drvStream_t stream) {
@@ -248,6 +330,7 @@ class DeviceHeap {
   void reset_peak() {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.peak_allocated_bytes = stats_.allocated_bytes;
+    stats_.requested_bytes_peak = stats_.requested_bytes;
     stats_.reserved_bytes_peak = stats_.reserved_bytes;
     stats_.active_blocks_peak = stats_.active_blocks;
     stats_.segments_peak = stats_.segments;
@@ -261,6 +344,8 @@ class DeviceHeap {
     stats_.oom_count = 0;
     stats_.allocated_bytes_total = 0;
     stats_.freed_bytes_total = 0;
+    stats_.requested_bytes_total = 0;
+    stats_.requested_freed_total = 0;
   }
 
   void set_capacity(uint64_t bytes) {
@@ -277,6 +362,43 @@ class DeviceHeap {
     std::lock_guard<std::mutex> lock(mutex_);
     ensure_capacity_known();
     return capacity_;
+  }
+
+  std::vector<SegmentSnapshot> snapshot(bool mark) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::unordered_set<const Block*> awaiting_free;
+    for (const PendingFree& pending : pending_) {
+      awaiting_free.insert(pending.block);
+    }
+    std::vector<SegmentSnapshot> segments;
+    segments.reserve(segments_.size());
+    for (const auto& [base, segment] : segments_) {
+      SegmentSnapshot& out = segments.emplace_back();
+      out.device = index_;
+      out.address = segment->base;
+      out.total_size = segment->size;
+      out.stream = segment->stream;
+      out.small = segment->small;
+      out.stack = segment->stack;
+      for (const Block* block = segment->head; block != nullptr; block = block->next) {
+        BlockSnapshot& b = out.blocks.emplace_back();
+        b.address = block->address;
+        b.size = block->size;
+        if (awaiting_free.count(block) > 0) {
+          b.state = BlockState::ActiveAwaitingFree;
+        } else if (block->allocated && !block->parked) {
+          b.state = BlockState::ActiveAllocated;
+          b.requested_size = block->requested;
+          b.stack = block->stack;
+        } else {
+          b.state = BlockState::Inactive; // free, or parked for reuse
+        }
+      }
+    }
+    if (mark && C10_UNLIKELY(memory_history_enabled())) {
+      record_trace(index_, TraceEntry{TraceAction::Snapshot, 0, 0, nullptr, 0, 0, nullptr});
+    }
+    return segments;
   }
 
  private:
@@ -385,6 +507,9 @@ class DeviceHeap {
         (void)drvEventDestroy(event);
       }
       stats_.pending_free_blocks -= 1;
+      if (C10_UNLIKELY(memory_history_enabled())) {
+        trace_free(TraceAction::FreeCompleted, *pending.block, nullptr);
+      }
       return_to_pool(pending.block);
     }
     pending_ = std::move(still_pending);
@@ -436,7 +561,12 @@ class DeviceHeap {
   // Cache miss: allocate a new segment from the driver, freeing cached ones
   // first if the capacity would be exceeded, and raise OutOfMemoryError if
   // that is not enough. Returns a free block covering the whole segment.
-  Block* map_segment_for(size_t nbytes, size_t size, bool small, drvStream_t stream) {
+  Block* map_segment_for(
+      size_t nbytes,
+      size_t size,
+      bool small,
+      drvStream_t stream,
+      const std::shared_ptr<c10::GatheredContext>& stack) {
     const size_t exact = small ? kSmallSegment : round_up(size, kSegmentGranularity);
     const size_t preferred = small || size >= kOwnSegmentFrom ? exact : kLargeSegment;
     auto fits = [&](size_t segment_size) {
@@ -451,23 +581,29 @@ class DeviceHeap {
     const size_t segment_size =
         fits(preferred) ? preferred : (fits(exact) ? exact : 0);
     if (segment_size == 0) {
-      raise_oom(nbytes);
+      raise_oom(nbytes, small, stream);
     }
     void* base = driver_malloc(segment_size);
     if (base == nullptr) {
       release_cached_segments();
       base = driver_malloc(segment_size);
       if (base == nullptr) {
-        raise_oom(nbytes); // the driver is out of memory or address space
+        raise_oom(nbytes, small, stream, /*driver_refused=*/true); // out of memory or address space
       }
     }
     auto* segment = new Segment{reinterpret_cast<uintptr_t>(base), segment_size, small, stream};
+    segment->head = new Block{segment->base, segment_size, segment};
+    segment->stack = stack;
+    segments_.emplace(segment->base, segment);
+    if (C10_UNLIKELY(memory_history_enabled())) {
+      record_trace(index_, TraceEntry{TraceAction::SegmentAlloc, segment->base, segment_size, stream, 0, 0, stack});
+    }
     stats_.reserved_bytes += segment_size;
     stats_.reserved_bytes_peak = std::max(stats_.reserved_bytes_peak, stats_.reserved_bytes);
     stats_.segments += 1;
     stats_.segments_peak = std::max(stats_.segments_peak, stats_.segments);
     stats_.segment_maps += 1;
-    return new Block{segment->base, segment_size, segment};
+    return segment->head;
   }
 
   // drvMalloc on this heap's device; nullptr when the driver is out of
@@ -502,6 +638,11 @@ class DeviceHeap {
         pool->erase(block);
         Segment* segment = block->segment;
         SCAFFOLD_DRIVER_CHECK(drvFree(reinterpret_cast<void*>(segment->base)));
+        segments_.erase(segment->base);
+        if (C10_UNLIKELY(memory_history_enabled())) {
+          record_trace(
+              index_, TraceEntry{TraceAction::SegmentFree, segment->base, segment->size, segment->stream, 0, 0, nullptr});
+        }
         stats_.reserved_bytes -= segment->size;
         stats_.segments -= 1;
         stats_.segment_unmaps += 1;
@@ -511,9 +652,38 @@ class DeviceHeap {
     }
   }
 
-  [[noreturn]] void raise_oom(size_t nbytes) {
+  // Out of memory: says what the allocator holds and why it could not make
+  // room -- the cache was released first -- and how to see more.
+  [[noreturn]] void raise_oom(size_t nbytes, bool small, drvStream_t stream, bool driver_refused = false) {
     stats_.oom_count += 1;
+    const uint64_t free_to_map = capacity_ > stats_.reserved_bytes ? capacity_ - stats_.reserved_bytes : 0;
+    if (C10_UNLIKELY(memory_history_enabled())) {
+      record_trace(index_, TraceEntry{TraceAction::Oom, 0, nbytes, stream, 0, free_to_map, nullptr});
+    }
+    const uint64_t cached = stats_.reserved_bytes - stats_.allocated_bytes;
+    uint64_t largest_free = 0; // the largest free block this request could have used
+    for (const Block* block : small ? small_free_ : large_free_) {
+      if (block->segment->stream == stream) {
+        largest_free = std::max<uint64_t>(largest_free, block->size);
+      }
+    }
     const std::string backend = c10::get_privateuse1_backend();
+    std::ostringstream why;
+    if (driver_refused) {
+      why << "The driver refused to map more memory (the host is out of memory or address space).";
+    } else if (stats_.reserved_bytes > capacity_) {
+      why << "The capacity is below what the allocator already holds (it was lowered after the memory was "
+          << "mapped): its cache was released, but the " << stats_.segments
+          << " segment(s) left each hold live tensors, so they cannot be given back.";
+    } else {
+      why << "A new " << (small ? "small-pool segment (2 MiB)" : "segment") << " would exceed the capacity.";
+    }
+    if (cached > 0) {
+      why << " Of the reserved memory, " << format_bytes(cached)
+          << " is free but lies inside segments that hold live tensors (fragmentation); the largest free piece "
+          << "this request could use (" << (small ? "small" : "large") << " pool, its stream) is "
+          << format_bytes(largest_free) << ".";
+    }
     TORCH_CHECK_WITH(
         OutOfMemoryError,
         false,
@@ -522,15 +692,27 @@ class DeviceHeap {
         device_string(index_),
         ": tried to allocate ",
         format_bytes(nbytes),
-        "; allocated ",
-        format_bytes(stats_.allocated_bytes),
+        "; capacity ",
+        format_bytes(capacity_),
         ", reserved ",
         format_bytes(stats_.reserved_bytes),
-        ", capacity ",
-        format_bytes(capacity_),
-        ". Free tensors, or raise the limit with torch.",
+        " in ",
+        stats_.segments,
+        " segment(s), allocated to tensors ",
+        format_bytes(stats_.allocated_bytes),
+        ". ",
+        why.str(),
+        " Free tensors, or raise the limit with torch.",
         backend,
-        ".set_memory_capacity() or SCAFFOLD_DEVICE_MEMORY_CAPACITY.");
+        ".set_memory_capacity() or SCAFFOLD_DEVICE_MEMORY_CAPACITY. A memory snapshot shows each segment, "
+        "the tensors in it and the code that allocated them: call torch.",
+        backend,
+        ".memory._record_memory_history() before the run and torch.",
+        backend,
+        ".memory._dump_snapshot(\"snapshot.pickle\") after the error, then open the file at "
+        "https://pytorch.org/memory_viz (torch.",
+        backend,
+        ".memory_summary() prints the statistics).");
   }
 
   std::mutex mutex_;
@@ -544,6 +726,7 @@ class DeviceHeap {
   std::array<std::vector<Block*>, kParkedMaxSize / kBlockGranularity> parked_; // by size
   size_t parked_blocks_ = 0;
   std::vector<PendingFree> pending_;
+  std::map<uintptr_t, Segment*> segments_; // by address: what a snapshot walks
 };
 
 DeviceHeap& heap(c10::DeviceIndex index) {
@@ -591,7 +774,7 @@ c10::CachingDeviceAllocator::DeviceStats to_device_stats(const DeviceMemoryStats
   };
   set(out.allocated_bytes, s.allocated_bytes, s.peak_allocated_bytes, s.allocated_bytes_total, s.freed_bytes_total);
   set(out.active_bytes, s.allocated_bytes, s.peak_allocated_bytes, s.allocated_bytes_total, s.freed_bytes_total);
-  set(out.requested_bytes, s.allocated_bytes, s.peak_allocated_bytes, s.allocated_bytes_total, s.freed_bytes_total);
+  set(out.requested_bytes, s.requested_bytes, s.requested_bytes_peak, s.requested_bytes_total, s.requested_freed_total);
   set(out.reserved_bytes, s.reserved_bytes, s.reserved_bytes_peak, s.segment_maps, s.segment_unmaps);
   set(out.allocation, s.active_blocks, s.active_blocks_peak, s.alloc_requests, s.alloc_requests - s.active_blocks);
   set(out.active, s.active_blocks, s.active_blocks_peak, s.alloc_requests, s.alloc_requests - s.active_blocks);
@@ -621,6 +804,7 @@ class CachingAllocator final : public c10::DeviceAllocator {
     int device = -1;
     SCAFFOLD_DRIVER_CHECK(drvPointerGetDevice(&device, dest));
     drvStream_t stream = current_driver_stream(static_cast<c10::DeviceIndex>(device));
+    const DeviceActivityScope activity("copy_data", static_cast<c10::DeviceIndex>(device), "drvMemcpyAsync");
     SCAFFOLD_DRIVER_CHECK(drvMemcpyAsync(dest, src, count, drvMemcpyDeviceToDevice, stream));
     SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(stream));
   }
@@ -712,6 +896,11 @@ void set_memory_capacity(c10::DeviceIndex device, uint64_t bytes) {
 uint64_t memory_capacity(c10::DeviceIndex device) {
   check_device_index(device);
   return heap(device).capacity();
+}
+
+std::vector<SegmentSnapshot> memory_snapshot(c10::DeviceIndex device, bool mark) {
+  check_device_index(device);
+  return heap(device).snapshot(mark);
 }
 
 bool in_bad_fork() noexcept {

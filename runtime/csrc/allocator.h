@@ -24,11 +24,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/Device.h>
 #include <c10/core/Stream.h>
+
+#include "memory_history.h"
 
 namespace scaffold::runtime {
 
@@ -55,6 +58,10 @@ struct DeviceMemoryStats {
   uint64_t active_blocks_peak = 0;
   uint64_t segments_peak = 0;
   uint64_t pending_free_blocks = 0; // freed, waiting for other streams' work
+  uint64_t requested_bytes = 0; // live blocks, as requested (unrounded)
+  uint64_t requested_bytes_peak = 0;
+  uint64_t requested_bytes_total = 0;
+  uint64_t requested_freed_total = 0;
 };
 
 // The c10::DeviceAllocator registered for DeviceType::PrivateUse1, so
@@ -84,6 +91,11 @@ void empty_cache();
 // releases cached segments; live tensors are never touched.
 void set_memory_capacity(c10::DeviceIndex device, uint64_t bytes);
 uint64_t memory_capacity(c10::DeviceIndex device);
+
+// The device's segments and their blocks, with the stacks that allocated
+// them while memory history is recorded (memory_history.h); `mark` adds a
+// "snapshot" entry to the recorded trace.
+std::vector<SegmentSnapshot> memory_snapshot(c10::DeviceIndex device, bool mark = true);
 
 // True in a child process forked after this process allocated device
 // memory. Such a child shares the parent's device pages, so it may not

@@ -7,7 +7,10 @@
 
 #include <ATen/core/op_registration/adaption.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
+
+#include "coverage.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -125,6 +128,14 @@ void run_named_on_cpu(
         "' backend and runs on the CPU instead (", how_it_runs(policy), "). "
         "Policy: ", policy.policy_source, ".");
   }
+  // In a coverage report, this call (python -m <package>.coverage).
+  const FallbackCoverage coverage(name, op, *stack);
+  // In a profile, the op's CPU run is a range of its own under the op.
+  RECORD_FUNCTION_WITH_SCOPE(
+      at::RecordScope::USER_SCOPE,
+      "cpu_fallback: " + name,
+      c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - op.schema().arguments().size(),
+                                       op.schema().arguments().size()));
   // Copies only where the runtime says the host cannot address device memory
   // (or SCAFFOLD_HOST_VIEW_FALLBACK=0 asks for them).
   if (policy.host_view_fallback != nullptr && policy.host_view_enabled()) {

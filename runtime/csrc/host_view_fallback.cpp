@@ -15,6 +15,7 @@
 #include <c10/util/SmallVector.h>
 
 #include "allocator.h"
+#include "coverage.h"
 #include "device.h"
 #include "env.h"
 #include "memory_access.h"
@@ -397,6 +398,7 @@ void host_view_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 
   {
     const RedirectAllocationsTo redirect(device_backed != nullptr ? *target_device : -1);
+    const FallbackCpuWork cpu_work; // the rest of this function is host-view overhead
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
   }
 

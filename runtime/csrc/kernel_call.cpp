@@ -62,6 +62,7 @@ KernelCall::KernelCall(const char* op, const at::Tensor& anchor, const char* anc
       anchor_name,
       "'");
   device_ = anchor.device();
+  timing_.begin(op_, device_.index());
 }
 
 void KernelCall::check_on_device(const at::Tensor& t, const char* arg) const {

@@ -48,6 +48,8 @@
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
 
+#include "profiler.h"
+
 namespace scaffold::runtime {
 
 // A tensor of this backend (PrivateUse1), on any of its devices.
@@ -99,6 +101,7 @@ class KernelCall {
 
   const char* op_;
   c10::Device device_;
+  InlineKernelTiming timing_; // a kernel of its own in a profile
 };
 
 // The host side of an out= tensor; see the comment at the top of the file.

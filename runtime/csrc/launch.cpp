@@ -6,10 +6,14 @@
 #include <mutex>
 #include <string>
 
+#include <c10/core/Allocator.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 #include <c10/util/Exception.h>
 
 #include "device.h"
+#include "memory_history.h"
+#include "profiler.h"
 #include "status.h"
 #include "stream.h"
 
@@ -71,9 +75,18 @@ void run_work(LaunchedWork& work) noexcept {
 
 // The driver's host function: runs one launched closure on the stream's
 // worker and deletes it there (dropping what it captured, e.g. the last
-// reference to a tensor Python freed meanwhile).
+// reference to a tensor Python freed meanwhile). While torch.profiler
+// records memory, the launching thread's profiler state comes along, so a
+// free the closure makes here is reported to that profile.
 void run_launched(void* user_data) noexcept {
+  mark_stream_worker_thread();
   std::unique_ptr<LaunchedWork> work(static_cast<LaunchedWork*>(user_data));
+  if (C10_UNLIKELY(work->profiler_state != nullptr)) {
+    const c10::DebugInfoGuard profiling(std::move(work->profiler_state));
+    run_work(*work);
+    work.reset();
+    return;
+  }
   run_work(*work);
 }
 
@@ -123,6 +136,10 @@ bool read_launch_blocking() {
 void launch_work(std::unique_ptr<LaunchedWork> work) {
   const c10::DeviceIndex device = work->device;
   drvStream_t stream = current_driver_stream(device);
+  const DeviceActivityScope activity(work->op, device);
+  if (C10_UNLIKELY(c10::memoryProfilingEnabled())) {
+    work->profiler_state = c10::ThreadLocalDebugInfo::current();
+  }
   LaunchedWork* raw = work.release();
   const drvError_t status = drvLaunchHostFunc(stream, &run_launched, raw);
   if (status != drvSuccess) {
@@ -133,6 +150,7 @@ void launch_work(std::unique_ptr<LaunchedWork> work) {
 
 void run_work_now(LaunchedWork& work) {
   BorrowedWork borrowed{&work, nullptr};
+  const DeviceActivityScope activity(work.op, work.device);
   SCAFFOLD_DRIVER_CHECK(drvLaunchHostFunc(current_driver_stream(work.device), &run_borrowed, &borrowed));
   if (C10_UNLIKELY(borrowed.error != nullptr)) { // it ran: report at the op
     rethrow_with_context(

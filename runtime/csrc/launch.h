@@ -50,6 +50,7 @@
 #include <c10/core/Device.h>
 #include <c10/macros/Macros.h>
 #include <c10/util/OptionalArrayRef.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 
 namespace scaffold::runtime {
 
@@ -62,6 +63,9 @@ class LaunchedWork {
 
   const char* op = nullptr; // for error messages; a string literal
   c10::DeviceIndex device = 0;
+  // The launching thread's profiler state while torch.profiler records
+  // memory (a free made by the closure belongs to that profile).
+  std::shared_ptr<c10::ThreadLocalDebugInfo> profiler_state;
 };
 
 namespace detail {

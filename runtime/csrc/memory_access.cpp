@@ -7,6 +7,7 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
+#include "profiler.h"
 #include "status.h"
 #include "stream.h"
 
@@ -161,6 +162,7 @@ c10::Stream copy_bytes_async(void* dst, const void* src, size_t nbytes, CopyKind
                                                                   : drvMemcpyDeviceToDevice;
   const c10::Stream stream = current_stream(device_on_stream);
   if (nbytes > 0) {
+    const DeviceActivityScope activity("copy", device_on_stream, "drvMemcpyAsync");
     SCAFFOLD_DRIVER_CHECK(drvMemcpyAsync(dst, src, nbytes, driver_kind, driver_stream(stream)));
   }
   return stream;

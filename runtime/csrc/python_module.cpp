@@ -22,6 +22,7 @@
 #include "allocator.h"
 #include "device.h"
 #include "generator.h"
+#include "python_memory.h"
 #include "registration.h"
 #include "status.h"
 #include "stream.h"
@@ -280,6 +281,16 @@ PyObject* py_memory_stats(PyObject*, PyObject* args) {
         {"segment_maps", s.segment_maps},
         {"segment_unmaps", s.segment_unmaps},
         {"oom_count", s.oom_count},
+        {"reserved_bytes_peak", s.reserved_bytes_peak},
+        {"active_blocks_peak", s.active_blocks_peak},
+        {"segments_peak", s.segments_peak},
+        {"allocated_bytes_total", s.allocated_bytes_total},
+        {"freed_bytes_total", s.freed_bytes_total},
+        {"requested_bytes", s.requested_bytes},
+        {"requested_bytes_peak", s.requested_bytes_peak},
+        {"requested_bytes_total", s.requested_bytes_total},
+        {"requested_freed_total", s.requested_freed_total},
+        {"pending_free_blocks", s.pending_free_blocks},
     };
     PyObject* dict = PyDict_New();
     if (dict == nullptr) {
@@ -408,5 +419,10 @@ PyMODINIT_FUNC PyInit__C() {
     return nullptr;
   }
   Py_DECREF(ok);
-  return PyModule_Create(&module_def);
+  PyObject* module = PyModule_Create(&module_def);
+  if (module != nullptr && PyModule_AddFunctions(module, memory_methods()) != 0) {
+    Py_DECREF(module);
+    return nullptr;
+  }
+  return module;
 }

@@ -10,6 +10,7 @@
 #include "guard.h"
 #include "hooks.h"
 #include "host_allocator.h"
+#include "profiler.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -44,6 +45,7 @@ struct RegisterRuntime {
     c10::SetAllocator(c10::DeviceType::PrivateUse1, device_allocator());
     at::setHostAllocator(c10::DeviceType::PrivateUse1, pinned_host_allocator());
     at::RegisterPrivateUse1HooksInterface(new Hooks());
+    register_profiler();
   }
 };
 

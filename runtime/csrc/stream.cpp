@@ -102,6 +102,22 @@ c10::Stream stream_from_pool(c10::DeviceIndex device, bool high_priority) {
   return make_stream(device, (high_priority ? kFirstHighPriority : 1) + slot);
 }
 
+c10::StreamId stream_id_of(c10::DeviceIndex device, drvStream_t driver) {
+  DeviceStreams& all = streams(device);
+  for (c10::StreamId id = 0; id < kFirstNewStream; ++id) {
+    if (all.fixed[id].load(std::memory_order_acquire) == driver) {
+      return id;
+    }
+  }
+  std::lock_guard<std::mutex> lock(all.mutex);
+  for (const auto& [id, stream] : all.created) {
+    if (stream == driver) {
+      return id;
+    }
+  }
+  return -1;
+}
+
 c10::Stream new_stream(c10::DeviceIndex device, int priority) {
   check_device_index(device);
   drvStream_t stream = create_driver_stream(device, priority);

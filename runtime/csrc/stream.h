@@ -44,6 +44,10 @@ drvStream_t driver_stream(const c10::Stream& stream);
 // every launch and allocation asks).
 drvStream_t current_driver_stream(c10::DeviceIndex device);
 int stream_priority(const c10::Stream& stream);
+// The id of the stream of `device` whose driver stream is `driver`, or -1
+// when none this runtime handed out is (profiles and memory snapshots name
+// a driver's records by it). Takes a lock: not for hot paths.
+c10::StreamId stream_id_of(c10::DeviceIndex device, drvStream_t driver);
 
 // Blocks until the calling thread's current stream on `device` has no
 // pending work: run before host code (a kernel running on the host, the

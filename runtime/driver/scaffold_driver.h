@@ -149,11 +149,59 @@ drvError_t drvEventSynchronize(drvEvent_t event);
 /* Milliseconds between two completed records of timing events. */
 drvError_t drvEventElapsedTime(float* ms, drvEvent_t start, drvEvent_t end);
 
+/* ---- Activity tracing (optional: what a profiler needs) -------------------- */
+/* While enabled, the driver times every piece of work that runs on a stream
+ * (kernels launched with drvLaunchHostFunc, async copies and memsets) on its
+ * own clock and keeps one record per piece, as CUPTI's activity API does. A
+ * driver that cannot time work returns drvErrorNotSupported from
+ * drvActivityEnable (and may from all of these): the profiler then shows
+ * host-side events only, and says so. */
+typedef enum drvActivityKind {
+  drvActivityKernel = 0, /* drvLaunchHostFunc */
+  drvActivityMemcpy = 1, /* drvMemcpyAsync / drvMemcpy */
+  drvActivityMemset = 2, /* drvMemsetAsync / drvMemset */
+} drvActivityKind;
+
+typedef struct drvActivityRecord {
+  drvActivityKind kind;
+  int device;
+  drvStream_t stream; /* the stream it ran on (possibly destroyed since) */
+  /* The enqueuing thread's innermost pushed correlation id when the work was
+     enqueued (drvActivityPushCorrelationId), 0 if none. */
+  uint64_t correlation_id;
+  uint64_t start_ns; /* drvActivityGetTimestamp's clock: when the work began */
+  uint64_t end_ns; /* ... and when it completed */
+  size_t bytes; /* memcpy, memset */
+  drvMemcpyKind copy_kind; /* memcpy */
+} drvActivityRecord;
+
+typedef void (*drvActivityConsumer)(const drvActivityRecord* records, size_t count, void* user_data);
+
+/* Starts (1) or stops (0) recording, for every device. Work enqueued while
+ * enabled is recorded when it runs, even if that is after the stop. */
+drvError_t drvActivityEnable(int enabled);
+/* Now, on the clock of the records' timestamps (monotonic, nanoseconds). */
+drvError_t drvActivityGetTimestamp(uint64_t* ns);
+/* A per-thread stack of correlation ids: work enqueued by this thread is
+ * stamped with its top (CUPTI's external correlation ids). */
+drvError_t drvActivityPushCorrelationId(uint64_t id);
+drvError_t drvActivityPopCorrelationId(void);
+/* Hands every completed record kept so far to `consume` (in one or more
+ * calls, on the calling thread) and forgets them. `dropped` (may be null)
+ * receives how many records were lost since the last flush because the
+ * driver's buffer was full. */
+drvError_t drvActivityFlush(drvActivityConsumer consume, void* user_data, uint64_t* dropped);
+
 /* ---- Testing hooks (not part of the porting surface) ----------------------- */
 /* While paused, a stream accepts work but runs none of it: tests use this to
  * observe that work is really asynchronous without relying on timing.
  * drvErrorNotSupported in launch-blocking mode. */
 drvError_t drvTestingPauseStream(drvStream_t stream, int paused);
+/* The time `device`'s streams spent running work (kernels, copies, memsets;
+ * not waiting for events) while activity recording was enabled, measured by
+ * the stream workers themselves: what a profile's device time should add up
+ * to. drvErrorNotSupported where the driver cannot tell. */
+drvError_t drvTestingDeviceBusyTime(int device, uint64_t* ns);
 
 #ifdef __cplusplus
 } /* extern "C" */

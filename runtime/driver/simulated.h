@@ -1,6 +1,7 @@
 // Internals shared by the simulated driver's files (not part of the API).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -49,6 +50,20 @@ drvError_t synchronize_device(int device);
 // Memory (simulated_memory.cpp): the host address of [device_ptr, +size),
 // or nullptr when that is not device memory.
 void* translate(const void* device_ptr, size_t size) noexcept;
+
+// Activity tracing (simulated_activity.cpp). The stream workers time the
+// work that was enqueued while tracing was on and keep a record of it.
+extern std::atomic<bool> g_activity_enabled;
+inline bool activity_enabled() noexcept {
+  return g_activity_enabled.load(std::memory_order_relaxed);
+}
+// The calling thread's innermost pushed correlation id (0: none).
+uint64_t current_correlation_id() noexcept;
+// The records' clock.
+uint64_t activity_clock_ns() noexcept;
+void keep_activity(const drvActivityRecord& record) noexcept;
+// Time `device`'s streams spent running work while tracing was on.
+void add_busy_time(int device, uint64_t ns) noexcept;
 
 // The copy engine (simulated_copy.cpp): the bytes of a copy (memmove
 // semantics: the ranges may overlap) or a memset run by stream work, split

@@ -64,6 +64,11 @@ struct Work {
   void (*fn)(void*) = nullptr; // HostFunction
   std::shared_ptr<EventState> event; // RecordEvent, WaitEvent
   uint64_t generation = 0; // RecordEvent, WaitEvent
+  drvMemcpyKind copy_kind = drvMemcpyDeviceToDevice; // Copy
+  // Enqueued while activity tracing was on: timed when it runs, with the
+  // enqueuing thread's correlation id.
+  bool traced = false;
+  uint64_t correlation_id = 0;
 
   void run() {
     switch (kind) {
@@ -83,6 +88,33 @@ struct Work {
         event->wait_for(generation);
         break;
     }
+  }
+
+  // Runs the work; a traced kernel, copy or memset leaves an activity
+  // record. Returns how long it ran when traced (0 otherwise).
+  uint64_t run_traced(drvStream_t stream, int device) {
+    if (!traced) {
+      run();
+      return 0;
+    }
+    const uint64_t start = activity_clock_ns();
+    run();
+    const uint64_t end = activity_clock_ns();
+    if (kind == WorkKind::HostFunction || kind == WorkKind::Copy || kind == WorkKind::Set) {
+      drvActivityRecord record{};
+      record.kind = kind == WorkKind::HostFunction ? drvActivityKernel
+          : kind == WorkKind::Copy                 ? drvActivityMemcpy
+                                                   : drvActivityMemset;
+      record.device = device;
+      record.stream = stream;
+      record.correlation_id = correlation_id;
+      record.start_ns = start;
+      record.end_ns = end;
+      record.bytes = kind == WorkKind::HostFunction ? 0 : size;
+      record.copy_kind = copy_kind;
+      keep_activity(record);
+    }
+    return end - start;
   }
 };
 
@@ -176,14 +208,26 @@ struct drvStream_st {
       }
       batch.swap(queue);
       lock.unlock();
+      // While tracing, the whole batch counts as busy time except what its
+      // stream waits spent waiting.
+      const bool timing = scaffold::driver::activity_enabled();
+      const uint64_t batch_start = timing ? scaffold::driver::activity_clock_ns() : 0;
+      uint64_t waited = 0;
       size_t done = 0;
       for (; done < batch.size(); ++done) {
         if (paused.load(std::memory_order_acquire)) {
           break; // the rest goes back to the front of the queue
         }
-        batch[done].run();
+        const uint64_t ran = batch[done].run_traced(this, device);
+        if (batch[done].kind == scaffold::driver::WorkKind::WaitEvent) {
+          waited += ran;
+        }
         batch[done] = Work(); // release what it held before reporting completion
         finished_one();
+      }
+      if (timing) {
+        const uint64_t elapsed = scaffold::driver::activity_clock_ns() - batch_start;
+        scaffold::driver::add_busy_time(device, elapsed > waited ? elapsed - waited : 0);
       }
       lock.lock();
       if (done < batch.size()) {
@@ -296,6 +340,15 @@ drvError_t copy_now(void* dst, const void* src, size_t size, drvMemcpyKind kind,
 
 } // namespace
 
+// Marks work enqueued while tracing is on, with the enqueuing thread's
+// correlation id.
+inline void stamp(Work& work) {
+  if (activity_enabled()) {
+    work.traced = true;
+    work.correlation_id = current_correlation_id();
+  }
+}
+
 // Runs `work` on `stream` (null: current device's default) after the work
 // enqueued before it; inline when launch blocking.
 drvError_t enqueue(drvStream_t stream, Work&& work) {
@@ -307,7 +360,11 @@ drvError_t enqueue(drvStream_t stream, Work&& work) {
     if (drvError_t status = resolve(&stream); status != drvSuccess) {
       return status;
     }
-    work.run();
+    stamp(work);
+    const uint64_t ran = work.run_traced(stream, stream->device);
+    if (work.kind != WorkKind::WaitEvent) {
+      add_busy_time(stream->device, ran);
+    }
     return drvSuccess;
   }
   if (drvError_t status = check_not_forked(); status != drvSuccess) {
@@ -316,6 +373,7 @@ drvError_t enqueue(drvStream_t stream, Work&& work) {
   if (drvError_t status = resolve(&stream); status != drvSuccess) {
     return status;
   }
+  stamp(work);
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
@@ -367,6 +425,7 @@ drvError_t drvMemcpyAsync(void* dst, const void* src, size_t size, drvMemcpyKind
   work.dst = host_dst;
   work.src = host_src;
   work.size = size;
+  work.copy_kind = kind;
   return enqueue(stream, std::move(work));
 }
 

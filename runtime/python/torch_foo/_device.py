@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from ._memory import add_memory_api
 from ._streams import add_stream_api
 
 _DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
@@ -253,6 +254,7 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
     mod.amp = _make_amp_module(name, get_amp_supported_dtype)
     mod.current_device = c.current_device
     add_stream_api(mod, name, c, index)
+    add_memory_api(mod, name, c, index)
     mod.is_initialized = lambda: True
 
     def __getattr__(attribute: str) -> Any:

@@ -226,5 +226,26 @@ drvError_t drvEventElapsedTime(float* ms, drvEvent_t start, drvEvent_t end) {
 drvError_t drvTestingPauseStream(drvStream_t, int) {
   return fail(drvErrorNotSupported, "the minimal driver is synchronous");
 }
+drvError_t drvTestingDeviceBusyTime(int, uint64_t*) {
+  return fail(drvErrorNotSupported, "the minimal driver does not time work");
+}
+
+// Activity tracing is optional: this driver cannot time work, so a profile
+// has host-side events only.
+drvError_t drvActivityEnable(int) {
+  return fail(drvErrorNotSupported, "the minimal driver does not time work");
+}
+drvError_t drvActivityGetTimestamp(uint64_t*) {
+  return fail(drvErrorNotSupported, "the minimal driver does not time work");
+}
+drvError_t drvActivityPushCorrelationId(uint64_t) {
+  return fail(drvErrorNotSupported, "the minimal driver does not time work");
+}
+drvError_t drvActivityPopCorrelationId(void) {
+  return fail(drvErrorNotSupported, "the minimal driver does not time work");
+}
+drvError_t drvActivityFlush(drvActivityConsumer, void*, uint64_t*) {
+  return fail(drvErrorNotSupported, "the minimal driver does not time work");
+}
 
 } // extern "C"
