@@ -208,21 +208,18 @@ struct drvStream_st {
       }
       batch.swap(queue);
       lock.unlock();
-      uint64_t busy = 0; // running traced work (waiting for an event is not)
       size_t done = 0;
       for (; done < batch.size(); ++done) {
         if (paused.load(std::memory_order_acquire)) {
           break; // the rest goes back to the front of the queue
         }
         const uint64_t ran = batch[done].run_traced(this, device);
-        if (batch[done].kind != scaffold::driver::WorkKind::WaitEvent) {
-          busy += ran;
+        if (ran > 0 && batch[done].kind != scaffold::driver::WorkKind::WaitEvent) {
+          // Before the completion is reported: a synchronize that returns sees it.
+          scaffold::driver::add_busy_time(device, ran);
         }
         batch[done] = Work(); // release what it held before reporting completion
         finished_one();
-      }
-      if (busy > 0) {
-        scaffold::driver::add_busy_time(device, busy);
       }
       lock.lock();
       if (done < batch.size()) {
