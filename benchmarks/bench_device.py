@@ -23,6 +23,15 @@ transient slow spell of the machine -- a shared 2-core VM shows them -- skews ne
                outside the timing). Large tensors: launch and completion (a synchronize per call),
                i.e. the worker's throughput.
 
+* profiling:   16-element native ops (add, a * 2.0, relu, add_) inside torch.profiler.profile, against
+               the same ops unprofiled in the same run: with the device's activity
+               (activities=[CPU, PrivateUse1]: every kernel timed by the driver, correlated, its
+               launch recorded), with the CPU activity only (PyTorch's own op recording, no device
+               tracing), and the same ops on the CPU with the CPU activity (the profiler's cost on a
+               backend without a device). Asynchronous mode only. Goal: profiling on costs at most
+               2x per op. Profiling off is the native-op figures above (the hooks are a relaxed
+               load each).
+
 for small (16 elements) and large (4M elements) float32 tensors, in three configurations, each in
 its own subprocess since the variables are read once at startup: streams asynchronous with device
 memory protection on (the default), protection off (SCAFFOLD_PROTECT_MEMORY=0), and every stream
@@ -53,7 +62,14 @@ torch: Any = None  # the worker imports it
 
 SMALL, LARGE = 16, 4 * 1024 * 1024
 ROUNDS = 5
-GOALS = {"small": 1.2, "large": 1.05, "alloc": 2.0, "launch/small": 2.0, "launch/large": 1.05}
+GOALS = {"small": 1.2, "large": 1.05, "alloc": 2.0, "launch/small": 2.0, "launch/large": 1.05, "profiling": 2.0}
+PROFILED_OPS = ("add", "mul_scalar", "relu", "add_")
+# what a profiled measurement records -> (title, the device its ops run on, with the device's activity)
+PROFILINGS = {
+    "foo+device": ("foo, activities=[CPU, PrivateUse1]", "foo", True),
+    "foo+cpu": ("foo, activities=[CPU]", "foo", False),
+    "cpu+cpu": ("CPU, activities=[CPU]", "cpu", False),
+}
 # mode -> environment of its worker
 MODES = {
     "on": {"SCAFFOLD_PROTECT_MEMORY": "1", "SCAFFOLD_LAUNCH_BLOCKING": "0"},
@@ -111,10 +127,29 @@ def _tensors(n: int, device: str) -> dict[str, Any]:
     return {name: t.to(device) for name, t in cpu.items()}
 
 
-def worker() -> dict[str, float]:
+def profiled(results: dict[str, float]) -> None:
+    """The 16-element ops of PROFILED_OPS inside torch.profiler.profile (PROFILINGS), one profile
+    per measurement; ROUNDS rounds, the lowest median kept, as everywhere."""
+    from torch.profiler import ProfilerActivity, profile
+
+    tensors = {device: _tensors(SMALL, device) for device in ("cpu", "foo")}
+    for round_ in range(ROUNDS):
+        for op in PROFILED_OPS:
+            for kind, (_, device, with_device) in PROFILINGS.items():
+                fn = lambda t=tensors[device], f=NATIVE_OPS[op][1]: f(t)  # noqa: E731
+                activities = [ProfilerActivity.CPU] + ([ProfilerActivity.PrivateUse1] if with_device else [])
+                with profile(activities=activities):
+                    us = 1e6 * _median_seconds(fn, batch=100, samples=30, warmup=50, after=torch.foo.synchronize)
+                key = f"profiled/{op}/{kind}"
+                results[key] = min(us, results.get(key, math.inf))
+                print(f"  round {round_ + 1}: {key}: {us:.2f} us", file=sys.stderr)
+
+
+def worker(profiling: bool) -> dict[str, float]:
     """Runs in a subprocess (memory protection is fixed at startup): all timings, in microseconds."""
     global torch  # imported here only: the parent process just runs workers and prints
     import torch
+    import torch_foo  # noqa: F401  (autoloaded already, unless TORCH_DEVICE_BACKEND_AUTOLOAD=0)
 
     warnings.simplefilter("ignore")  # the fallback's once-per-op warning
     results: dict[str, float] = {"protected": float(torch.foo.memory_protection_enabled())}
@@ -171,6 +206,8 @@ def worker() -> dict[str, float]:
             us = 1e6 * _median_seconds(fn, batch=500, samples=60, warmup=500)
             results[f"alloc/{device}"] = min(us, results.get(f"alloc/{device}", math.inf))
             print(f"  round {round_ + 1}: alloc/{device}: {us:.3f} us", file=sys.stderr)
+    if profiling:
+        profiled(results)
     fell_back = torch.foo.fallback_counts()
     native = {name for _, _, names in NATIVE_OPS.values() for name in names}
     assert not native & set(fell_back), f"native ops ran through the CPU fallback: {fell_back}"
@@ -181,9 +218,8 @@ def worker() -> dict[str, float]:
 def run_worker(mode: str) -> dict[str, float]:
     env = dict(os.environ, **MODES[mode])
     print(f"measuring: {MODE_TITLES[mode]} ...", file=sys.stderr)
-    proc = subprocess.run(
-        [sys.executable, __file__, "--worker"], env=env, stdout=subprocess.PIPE, text=True, timeout=600
-    )
+    command = [sys.executable, __file__, "--worker"] + (["--profiling"] if mode == "on" else [])
+    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark worker failed (exit {proc.returncode})")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -231,6 +267,7 @@ def report(runs: dict[str, dict[str, float]]) -> None:
                 cpu, foo = r[f"launch/{what}/cpu/{label}"], r[f"launch/{what}/foo/{label}"]
                 name = f"side stream: {title}, {size}"
                 print(f"{name:<48}{cpu:>10.2f}{foo:>10.2f}{foo / cpu:>9.2f}  <= {goal}: {verdict(foo / cpu, goal)}")
+    report_profiling(runs["on"])
     on, off, blocking = runs["on"], runs["off"], runs["blocking"]
     print("\ncost of memory protection (foo, on/off): " + ", ".join(
         f"{key.replace('/foo', '')} {on[key] / off[key]:.2f}x"
@@ -242,13 +279,37 @@ def report(runs: dict[str, dict[str, float]]) -> None:
     ))
 
 
+def report_profiling(r: dict[str, float]) -> None:
+    goal = GOALS["profiling"]
+    print(f"\nprofiling, {SMALL} el, asynchronous streams (each op profiled / the same op unprofiled, same run)")
+    header = f"{'op':<28}" + "".join(f"{title:>38}" for title, _, _ in PROFILINGS.values())
+    print(header)
+    print("-" * len(header))
+    ratios: dict[str, list[float]] = {kind: [] for kind in PROFILINGS}
+    for op in PROFILED_OPS:
+        cells = []
+        for kind, (_, device, _) in PROFILINGS.items():
+            plain, profiled_us = r[f"{op}/{device}/small"], r[f"profiled/{op}/{kind}"]
+            ratios[kind].append(profiled_us / plain)
+            cells.append(f"{plain:.2f} -> {profiled_us:.2f} us: {profiled_us / plain:.2f}x")
+        print(f"{NATIVE_OPS[op][0]:<28}" + "".join(f"{cell:>38}" for cell in cells))
+    for kind, (title, _, _) in PROFILINGS.items():
+        worst = max(ratios[kind])
+        geomean = math.exp(statistics.fmean(math.log(x) for x in ratios[kind]))
+        verdicts = f"  <= {goal}: {verdict(worst, goal)}" if kind == "foo+device" else ""
+        print(f"  {title}: geometric mean {geomean:.2f}x, worst {worst:.2f}x{verdicts}")
+    device_share = [r[f"profiled/{op}/foo+device"] / r[f"profiled/{op}/foo+cpu"] for op in PROFILED_OPS]
+    print(f"  the device's activity alone (foo: [CPU, PrivateUse1] / [CPU]): worst {max(device_share):.2f}x")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profiling", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker()))
+        print(json.dumps(worker(args.profiling)))
         return 0
     try:
         started = time.perf_counter()

@@ -203,7 +203,7 @@ def test_new_project_shape(tmp_path: Path) -> None:
                 assert files[f"{directory}/{name}"] == content
     assert "driver/scaffold_driver.h" in files
     assert files["CMakeLists.txt"] == (REPO / "runtime" / "CMakeLists.txt").read_bytes()
-    for module in ("_device.py", "_streams.py", "distributed.py", "_inductor.py"):
+    for module in ("_device.py", "_streams.py", "_memory.py", "distributed.py", "_inductor.py"):
         assert files[f"python/torch_bar/{module}"] == (REPO / "runtime" / "python" / "torch_foo" / module).read_bytes()
     # The model harness: the same package as foo's, and the extra its libraries come from.
     models = REPO / "runtime" / "python" / "torch_foo" / "models"
@@ -213,6 +213,7 @@ def test_new_project_shape(tmp_path: Path) -> None:
     assert b"python -m torch_bar.models" in files["README.md"]
     assert b"distributed.register(DEVICE_NAME)" in files["python/torch_bar/__init__.py"]
     assert b"## Multi-process training (torch.distributed)" in files["README.md"]
+    assert b'torch.bar.memory._dump_snapshot("snapshot.pickle")' in files["README.md"]  # profiling and memory
     # The backend YAML: core ops plus --ops (view is a core op already), device and namespace.
     config = yaml.safe_load(files["yaml/bar.yaml"])
     assert config["device"] == "bar" and config["cpp_namespace"] == "bar"

@@ -660,6 +660,10 @@ class DeviceHeap {
     if (C10_UNLIKELY(memory_history_enabled())) {
       record_trace(index_, TraceEntry{TraceAction::Oom, 0, nbytes, stream, 0, free_to_map, nullptr});
     }
+    if (C10_UNLIKELY(c10::memoryProfilingEnabled())) {
+      c10::reportOutOfMemoryToProfiler(
+          static_cast<int64_t>(nbytes), stats_.allocated_bytes, stats_.reserved_bytes, make_device(index_));
+    }
     const uint64_t cached = stats_.reserved_bytes - stats_.allocated_bytes;
     uint64_t largest_free = 0; // the largest free block this request could have used
     for (const Block* block : small ? small_free_ : large_free_) {

@@ -537,9 +537,12 @@ FunctionalOperands::~FunctionalOperands() {
   }
 }
 
-void FunctionalOperands::wait() const {
+void FunctionalOperands::wait(bool runs_inline) const {
   TORCH_INTERNAL_ASSERT(native(), "wait: not native()");
   wait_for_current_stream(device_->index());
+  if (runs_inline) {
+    inline_timing_.begin(nullptr, device_->index()); // named after its op in a profile
+  }
 }
 
 bool FunctionalOperands::meta_converts_inputs() const {

@@ -113,8 +113,10 @@ class FunctionalOperands {
     return std::move(result_);
   }
   // Waits for the current stream of the device: before running the CPU
-  // kernel inline rather than launching it.
-  void wait() const;
+  // kernel inline rather than launching it (in a profile, an inline kernel
+  // from here to the end of this object's life), or, with runs_inline false,
+  // before reading operands on the caller ahead of a launch.
+  void wait(bool runs_inline = true) const;
   // True when a TensorIterator meta() on the CPU may convert inputs to the
   // common dtype right away -- a copy that reads them on the caller: the
   // device operands (the inputs and an existing output) are not all of one
@@ -149,6 +151,7 @@ class FunctionalOperands {
   bool existing_output_ = false; // out= or in-place: host_out_ was given
   at::Tensor result_;
   at::Tensor host_out_;
+  mutable InlineKernelTiming inline_timing_; // from wait() on: a kernel run inline
 };
 
 // Where a structured op's output comes from (StructuredOp).
@@ -198,8 +201,9 @@ class StructuredOp final : public Structured {
   bool meta_converts_inputs() const {
     return operands_.meta_converts_inputs();
   }
+  // Before a meta() that reads operands on the caller; the op is launched after.
   void wait() const {
-    operands_.wait();
+    operands_.wait(/*runs_inline=*/false);
   }
 
   // Thrown by an output hook when an out= tensor does not have the shape

@@ -237,6 +237,21 @@ libkineto::ResourceInfo stream_row(int64_t device, int64_t stream, const std::st
   }
 }
 
+// An inline kernel's name: its own, or its op's ("aten::mse_loss" ->
+// "foo_kernel::mse_loss").
+template <class OpOf>
+std::string inline_kernel_name(const Launch& launch, OpOf& op_of, const std::string& device_name) {
+  if (launch.name != nullptr) {
+    return device_name + "_kernel::" + launch.name;
+  }
+  const libkineto::ITraceActivity* op = op_of(launch.op_correlation);
+  std::string name = op != nullptr ? op->name() : "inline";
+  if (const size_t colons = name.find("::"); colons != std::string::npos) {
+    name = name.substr(colons + 2);
+  }
+  return device_name + "_kernel::" + name;
+}
+
 class DeviceActivitySession final : public libkineto::IActivityProfilerSession {
  public:
   void start() override {
@@ -274,7 +289,10 @@ class DeviceActivitySession final : public libkineto::IActivityProfilerSession {
     std::map<uint64_t, const Launch*> launch_by_id;
     for (const Launch& launch : data_.launches) {
       if (launch.ran_inline) {
-        auto& work = add(libkineto::ActivityType::CONCURRENT_KERNEL, device_name + "_kernel::" + launch.name);
+        if (!data_.timed) {
+          continue; // host-side events only: the driver times no device work
+        }
+        auto& work = add(libkineto::ActivityType::CONCURRENT_KERNEL, inline_kernel_name(launch, op_of, device_name));
         work.startTime = launch.host_start_ns;
         work.endTime = launch.host_end_ns;
         work.device = launch.device;

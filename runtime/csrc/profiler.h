@@ -68,16 +68,20 @@ class DeviceActivityScope {
 };
 
 // Times a kernel that the simulated device runs inline, on the calling
-// thread, after waiting for the current stream (KernelCall: an output whose
-// shape depends on the data, an out= tensor to resize): in a profile it is a
+// thread, after waiting for the current stream (KernelCall, or
+// FunctionalOperands after wait(): an output whose shape depends on the
+// data, an out= tensor to resize, a CPU kernel that allocates its own
+// result): from begin() to the end of its owner's life. In a profile it is a
 // kernel on that stream like a launched one, timed by the runtime instead of
-// the driver (its "inline" field says so). begin() waits for the stream
-// while a profile runs, so the kernel's time is its own.
+// the driver (its "inline" field says so), named `name` or, when that is
+// null, after the op it runs under. begin() waits for the stream while a
+// profile runs, so the kernel's time is its own. Moving the owner (into a
+// launched closure: the work was launched after all) cancels the timing.
 class InlineKernelTiming {
  public:
   InlineKernelTiming() = default;
   void begin(const char* name, c10::DeviceIndex device) {
-    if (C10_UNLIKELY(device_tracing())) {
+    if (C10_UNLIKELY(device_tracing()) && start_ns_ == 0) {
       name_ = name;
       device_ = device;
       start_ns_ = detail::begin_inline_kernel(device);
@@ -87,6 +91,14 @@ class InlineKernelTiming {
     if (C10_UNLIKELY(start_ns_ != 0)) {
       detail::end_inline_kernel(name_, device_, start_ns_);
     }
+  }
+  InlineKernelTiming(InlineKernelTiming&& other) noexcept {
+    other.start_ns_ = 0;
+  }
+  InlineKernelTiming& operator=(InlineKernelTiming&& other) noexcept {
+    start_ns_ = 0;
+    other.start_ns_ = 0;
+    return *this;
   }
   InlineKernelTiming(const InlineKernelTiming&) = delete;
   InlineKernelTiming& operator=(const InlineKernelTiming&) = delete;

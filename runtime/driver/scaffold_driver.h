@@ -197,10 +197,11 @@ drvError_t drvActivityFlush(drvActivityConsumer consume, void* user_data, uint64
  * observe that work is really asynchronous without relying on timing.
  * drvErrorNotSupported in launch-blocking mode. */
 drvError_t drvTestingPauseStream(drvStream_t stream, int paused);
-/* The time `device`'s streams spent running work (kernels, copies, memsets;
- * not waiting for events) while activity recording was enabled, measured by
- * the stream workers themselves: what a profile's device time should add up
- * to. drvErrorNotSupported where the driver cannot tell. */
+/* The time `device`'s streams spent running work enqueued while activity
+ * recording was on (kernels, copies, memsets; not waiting for events),
+ * counted by the stream workers as they run it: what the device time of a
+ * profile must add up to. drvErrorNotSupported where the driver cannot
+ * tell. */
 drvError_t drvTestingDeviceBusyTime(int device, uint64_t* ns);
 
 #ifdef __cplusplus

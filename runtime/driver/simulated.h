@@ -62,7 +62,7 @@ uint64_t current_correlation_id() noexcept;
 // The records' clock.
 uint64_t activity_clock_ns() noexcept;
 void keep_activity(const drvActivityRecord& record) noexcept;
-// Time `device`'s streams spent running work while tracing was on.
+// Time `device`'s streams spent running traced work (run_traced).
 void add_busy_time(int device, uint64_t ns) noexcept;
 
 // The copy engine (simulated_copy.cpp): the bytes of a copy (memmove

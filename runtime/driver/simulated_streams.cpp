@@ -208,26 +208,18 @@ struct drvStream_st {
       }
       batch.swap(queue);
       lock.unlock();
-      // While tracing, the whole batch counts as busy time except what its
-      // stream waits spent waiting.
-      const bool timing = scaffold::driver::activity_enabled();
-      const uint64_t batch_start = timing ? scaffold::driver::activity_clock_ns() : 0;
-      uint64_t waited = 0;
       size_t done = 0;
       for (; done < batch.size(); ++done) {
         if (paused.load(std::memory_order_acquire)) {
           break; // the rest goes back to the front of the queue
         }
         const uint64_t ran = batch[done].run_traced(this, device);
-        if (batch[done].kind == scaffold::driver::WorkKind::WaitEvent) {
-          waited += ran;
+        if (ran > 0 && batch[done].kind != scaffold::driver::WorkKind::WaitEvent) {
+          // Before the completion is reported: a synchronize that returns sees it.
+          scaffold::driver::add_busy_time(device, ran);
         }
         batch[done] = Work(); // release what it held before reporting completion
         finished_one();
-      }
-      if (timing) {
-        const uint64_t elapsed = scaffold::driver::activity_clock_ns() - batch_start;
-        scaffold::driver::add_busy_time(device, elapsed > waited ? elapsed - waited : 0);
       }
       lock.lock();
       if (done < batch.size()) {

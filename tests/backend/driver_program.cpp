@@ -1,9 +1,12 @@
 // Exercises the simulated driver on its own (no torch): see
 // test_driver_seam.py::test_simulated_driver_alone. Prints one line per
 // check; any driver failure exits 1 naming the call.
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "scaffold_driver.h"
@@ -16,6 +19,24 @@
       return 1;                                                                             \
     }                                                                                       \
   } while (0)
+
+namespace {
+
+// A kernel that takes a millisecond.
+void busy_kernel(void*) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void keep_records(const drvActivityRecord* records, size_t count, void* user_data) {
+  auto* kept = static_cast<std::vector<drvActivityRecord>*>(user_data);
+  kept->insert(kept->end(), records, records + count);
+}
+
+const char* kind_name(drvActivityKind kind) {
+  return kind == drvActivityKernel ? "kernel" : kind == drvActivityMemcpy ? "memcpy" : "memset";
+}
+
+} // namespace
 
 int main() {
   int count = 0;
@@ -95,6 +116,47 @@ int main() {
   int protect = 0;
   CHECK(drvMemoryProtectionEnabled(&protect));
   std::printf("host pointer differs %d, protected %d\n", host_view != static_cast<char*>(device) + 8, protect);
+  // Activity tracing: work enqueued while it is on is timed on the stream
+  // that ran it, stamped with the enqueuing thread's innermost correlation
+  // id; work enqueued after it is off is not recorded.
+  uint64_t busy_before = 0;
+  uint64_t busy_after = 0;
+  CHECK(drvTestingDeviceBusyTime(0, &busy_before));
+  CHECK(drvActivityEnable(1));
+  CHECK(drvActivityPushCorrelationId(7));
+  CHECK(drvMemcpyAsync(device, host, sizeof host, drvMemcpyHostToDevice, producer));
+  CHECK(drvActivityPushCorrelationId(8));
+  CHECK(drvLaunchHostFunc(producer, &busy_kernel, nullptr));
+  CHECK(drvActivityPopCorrelationId());
+  CHECK(drvMemsetAsync(device, 0, 16, producer));
+  CHECK(drvActivityPopCorrelationId());
+  CHECK(drvLaunchHostFunc(producer, &busy_kernel, nullptr));
+  CHECK(drvStreamSynchronize(producer));
+  CHECK(drvActivityEnable(0));
+  CHECK(drvLaunchHostFunc(producer, &busy_kernel, nullptr));
+  CHECK(drvStreamSynchronize(producer));
+  CHECK(drvTestingDeviceBusyTime(0, &busy_after));
+  std::vector<drvActivityRecord> records;
+  uint64_t dropped = 1;
+  CHECK(drvActivityFlush(&keep_records, &records, &dropped));
+  std::printf("activity:");
+  bool ordered = true;
+  uint64_t timed = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const drvActivityRecord& r = records[i];
+    std::printf(" %s %llu", kind_name(r.kind), static_cast<unsigned long long>(r.correlation_id));
+    if (r.kind != drvActivityKernel) {
+      std::printf(" (%zu bytes)", r.bytes);
+    }
+    ordered = ordered && r.start_ns <= r.end_ns && (i == 0 || records[i - 1].end_ns <= r.start_ns) &&
+        r.stream == producer && r.device == 0;
+    timed += r.end_ns - r.start_ns;
+  }
+  const uint64_t busy = busy_after - busy_before;
+  std::printf("; in order on producer %d, kernels >= 1 ms %d, busy covers them %d, dropped %llu\n", ordered,
+              timed >= 2000000, busy >= timed && busy < 1000000000, static_cast<unsigned long long>(dropped));
+  const drvError_t unbalanced = drvActivityPopCorrelationId();
+  std::printf("pop without push: %s\n", drvGetErrorName(unbalanced));
   CHECK(drvEventDestroy(written));
   CHECK(drvStreamDestroy(producer));
   CHECK(drvStreamDestroy(consumer));

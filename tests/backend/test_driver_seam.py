@@ -32,6 +32,16 @@ with foo.stream(s):
 print("query", s.query(), x.cpu().sum().item())
 print("devices", foo.device_count(), foo.get_device_properties().name, foo.memory_protection_enabled())
 print("allocated", torch.accelerator.memory_allocated() > 0)
+# A driver that cannot time work: the profile has the host side only, and says so.
+import warnings
+from torch.profiler import profile, ProfilerActivity
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        (x * 2).sum()
+ours = [e for e in prof.events() if e.name == "drvLaunchHostFunc" or "_kernel::" in e.name]
+kinds = {str(e.device_type).split(".")[-1] for e in ours}
+print("profile", sorted(kinds), any("cannot time device work" in str(w.message) for w in caught))
 """
 
 
@@ -79,6 +89,7 @@ def test_runtime_builds_and_runs_against_a_minimal_synchronous_driver(tmp_path: 
         "query True 8.0",  # synchronous: done on return
         "devices 1 minimal False",
         "allocated True",
+        "profile ['CPU'] True",
     ]
 
 
@@ -103,6 +114,9 @@ def test_simulated_driver_alone(tmp_path: Path) -> None:
         "memset: back[3] 0",
         "large: copy 1, overlapping 1, set 1, two streams 1",
         "host pointer differs 1, protected 1",
+        "activity: memcpy 7 (16 bytes) kernel 8 memset 7 (16 bytes) kernel 0; in order on producer 1,"
+        " kernels >= 1 ms 1, busy covers them 1, dropped 0",
+        "pop without push: drvErrorInvalidValue",
         "double free: drvErrorInvalidHandle",
         "bad device: drvErrorInvalidDevice: invalid device index 2: valid indices are 0..1"
         " (device count is set by SCAFFOLD_DEVICE_COUNT)",

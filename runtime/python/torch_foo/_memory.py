@@ -32,9 +32,6 @@ def add_memory_api(mod: types.ModuleType, name: str, c: Any, index: Callable[[An
     """Add the memory API to the device module ``mod`` and register ``torch.<name>.memory``."""
     skipped_actions: set[str] = set()
 
-    def memory_stats(device: Any = None) -> dict[str, int]:
-        return dict(c.memory_stats(index(device)))
-
     def max_memory_reserved(device: Any = None) -> int:
         """The most memory the allocator has held (segments mapped), since start or the last reset."""
         return int(c.memory_stats(index(device))["reserved_bytes_peak"])
@@ -158,13 +155,13 @@ def add_memory_api(mod: types.ModuleType, name: str, c: Any, index: Callable[[An
         from torch.cuda import _memory_viz
 
         with open(filename, "w") as f:
-            f.write(_memory_viz.segments(snapshot if snapshot is not None else _snapshot()))
+            f.write(_memory_viz.segments(snapshot if snapshot is not None else _snapshot()))  # type: ignore[no-untyped-call]
 
     def _save_memory_usage(filename: str = "output.svg", snapshot: dict[str, Any] | None = None) -> None:
         from torch.cuda import _memory_viz
 
         with open(filename, "w") as f:
-            f.write(_memory_viz.memory(snapshot if snapshot is not None else _snapshot()))
+            f.write(_memory_viz.memory(snapshot if snapshot is not None else _snapshot()))  # type: ignore[no-untyped-call]
 
     def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
         """A readable table of the allocator's statistics (as ``torch.cuda.memory_summary``), with
@@ -181,21 +178,19 @@ def add_memory_api(mod: types.ModuleType, name: str, c: Any, index: Callable[[An
     )
     private = (_record_memory_history, _snapshot, _dump_snapshot, _save_segment_usage, _save_memory_usage)
     memory = types.ModuleType(f"torch.{name}.memory", f"Memory management of the '{name}' device.")
-    for fn in public:
-        fn.__module__ = mod.__name__
-        setattr(mod, fn.__name__, fn)
-    for fn in private:
-        fn.__module__ = memory.__name__
-        setattr(memory, fn.__name__, fn)
-    memory_stats.__module__ = memory.__name__
-    memory.memory_stats = memory_stats
+    for function in public:
+        function.__module__ = mod.__name__
+        setattr(mod, function.__name__, function)
+    for private_function in private:
+        private_function.__module__ = memory.__name__
+        setattr(memory, private_function.__name__, private_function)
     for attribute in (
         *(fn.__name__ for fn in public),
-        "memory_allocated", "memory_reserved", "max_memory_allocated", "reset_peak_memory_stats",
+        "memory_allocated", "memory_reserved", "max_memory_allocated", "memory_stats", "reset_peak_memory_stats",
         "empty_cache", "set_memory_capacity", "get_memory_capacity",
     ):
         setattr(memory, attribute, getattr(mod, attribute))
-    mod.memory = memory
+    setattr(mod, "memory", memory)  # noqa: B010  (a module attribute made at run time)
     sys.modules[memory.__name__] = memory
 
 
