@@ -15,13 +15,11 @@
 
 #include "coverage_table.h"
 #include "device.h"
+#include "fallback_observer.h"
 #include "op_signature.h"
 #include "stream.h"
 
 namespace scaffold::runtime {
-namespace detail {
-std::atomic<bool> g_coverage_recording{false};
-} // namespace detail
 
 namespace {
 
@@ -34,11 +32,6 @@ int64_t now_ns() {
 
 struct OpFrame;
 thread_local OpFrame* t_innermost_op = nullptr;
-thread_local detail::FallbackCall* t_fallback = nullptr;
-
-} // namespace
-
-namespace detail {
 struct FallbackCall {
   OpRecord* record = nullptr;
   int64_t start_ns = 0;
@@ -48,9 +41,7 @@ struct FallbackCall {
   FallbackCall* parent = nullptr;
   std::string signature;
 };
-} // namespace detail
-
-namespace {
+thread_local FallbackCall* t_fallback = nullptr;
 
 // The classification of an op, by its registrations for the device.
 struct OpInfo {
@@ -161,7 +152,7 @@ struct OpFrame final : at::ObserverContext {
   bool ran_on_cpu = false; // the fallback ran this very op: the fallback records it
   // A device op that a fallback called (the copying fallback's copies): its
   // time is that fallback's overhead, not a row of its own.
-  detail::FallbackCall* inside_fallback = nullptr;
+  FallbackCall* inside_fallback = nullptr;
   bool timed_inside_fallback = false;
   std::optional<c10::Stream> stream;
   void* start_event = nullptr;
@@ -254,11 +245,7 @@ OpRecord* fallback_record(const std::string& name) {
   return record;
 }
 
-} // namespace
-
-namespace detail {
-
-FallbackCall* begin_fallback_call(
+void* begin_fallback_call(
     const std::string& name,
     const c10::OperatorHandle& op,
     const torch::jit::Stack& stack) {
@@ -290,8 +277,8 @@ FallbackCall* begin_fallback_call(
   }
 }
 
-void end_fallback_call(FallbackCall* call) noexcept {
-  std::unique_ptr<FallbackCall> owned(call);
+void end_fallback_call(void* opaque_call) noexcept {
+  std::unique_ptr<FallbackCall> call(static_cast<FallbackCall*>(opaque_call));
   const int64_t total = now_ns() - call->start_ns;
   t_fallback = call->parent;
   const int64_t cpu = call->cpu_ns >= 0 ? call->cpu_ns : total - call->nested_ns;
@@ -311,7 +298,11 @@ void end_fallback_cpu_work(int64_t start_ns) noexcept {
   }
 }
 
-} // namespace detail
+// The fallback reports its calls here while recording.
+constexpr FallbackObserver kCoverageObserver{
+    &begin_fallback_call, &end_fallback_call, &begin_fallback_cpu_work, &end_fallback_cpu_work};
+
+} // namespace
 
 void start_coverage(int64_t max_signatures) {
   TORCH_CHECK(max_signatures >= 0, "coverage: max_signatures must be >= 0, got ", max_signatures);
@@ -323,12 +314,12 @@ void start_coverage(int64_t max_signatures) {
                                            .needsInputs(true)
                                            .scopes({at::RecordScope::FUNCTION}));
   }
-  detail::g_coverage_recording.store(true, std::memory_order_relaxed);
+  set_fallback_observer(&kCoverageObserver);
 }
 
 void stop_coverage() {
   std::lock_guard<std::mutex> lock(g_control_mutex);
-  detail::g_coverage_recording.store(false, std::memory_order_relaxed);
+  set_fallback_observer(nullptr);
   if (g_callback.has_value()) {
     at::removeCallback(*g_callback);
     g_callback.reset();

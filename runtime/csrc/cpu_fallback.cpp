@@ -10,7 +10,7 @@
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
-#include "coverage.h"
+#include "fallback_observer.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -129,7 +129,7 @@ void run_named_on_cpu(
         "Policy: ", policy.policy_source, ".");
   }
   // In a coverage report, this call (python -m <package>.coverage).
-  const FallbackCoverage coverage(name, op, *stack);
+  const ObservedFallbackCall observed(name, op, *stack);
   // In a profile, the op's CPU run is a range of its own under the op.
   RECORD_FUNCTION_WITH_SCOPE(
       at::RecordScope::USER_SCOPE,

@@ -15,7 +15,7 @@
 #include <c10/util/SmallVector.h>
 
 #include "allocator.h"
-#include "coverage.h"
+#include "fallback_observer.h"
 #include "device.h"
 #include "env.h"
 #include "memory_access.h"
