@@ -2,9 +2,10 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 26 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
+// Registers 29 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_log_softmax_backward_data.h"
+#include "native/_native_batch_norm_legit.h"
 #include "native/abs.h"
 #include "native/add.h"
 #include "native/as_strided.h"
@@ -18,6 +19,8 @@
 #include "native/mm.h"
 #include "native/mse_loss.h"
 #include "native/mul.h"
+#include "native/native_batch_norm.h"
+#include "native/native_layer_norm_backward.h"
 #include "native/neg.h"
 #include "native/relu.h"
 #include "native/rsqrt.h"
@@ -41,6 +44,17 @@ at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_outp
   c10::impl::check_and_update_common_device(common_device, output, "aten::_log_softmax_backward_data.out", "output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
   return foo::_log_softmax_backward_data_out(grad_output, output, dim, input_dtype, out);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__native_batch_norm_legit(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, bool training, double momentum, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::_native_batch_norm_legit", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::_native_batch_norm_legit", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::_native_batch_norm_legit", "bias");
+  c10::impl::check_and_update_common_device(common_device, running_mean, "aten::_native_batch_norm_legit", "running_mean");
+  c10::impl::check_and_update_common_device(common_device, running_var, "aten::_native_batch_norm_legit", "running_var");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::_native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps);
 }
 
 at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
@@ -111,6 +125,29 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
   return foo::mul(self, other);
 }
 
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_batch_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, bool training, double momentum, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_batch_norm", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_batch_norm", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::native_batch_norm", "bias");
+  c10::impl::check_and_update_common_device(common_device, running_mean, "aten::native_batch_norm", "running_mean");
+  c10::impl::check_and_update_common_device(common_device, running_var, "aten::native_batch_norm", "running_var");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, ::std::array<bool,3> output_mask) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_out, "aten::native_layer_norm_backward", "grad_out");
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_layer_norm_backward", "input");
+  c10::impl::check_and_update_common_device(common_device, mean, "aten::native_layer_norm_backward", "mean");
+  c10::impl::check_and_update_common_device(common_device, rstd, "aten::native_layer_norm_backward", "rstd");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_layer_norm_backward", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::native_layer_norm_backward", "bias");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
+  return foo::native_layer_norm_backward(grad_out, input, C10_AS_INTARRAYREF_SLOW(normalized_shape), mean, rstd, weight, bias, output_mask);
+}
+
 at::Tensor wrapper_neg(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::neg(self);
@@ -178,6 +215,7 @@ at::Tensor & wrapper_tanh_(at::Tensor & self) {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax_backward_data.out", TORCH_FN(wrapper__log_softmax_backward_data_out));
+  m.impl("_native_batch_norm_legit", TORCH_FN(wrapper__native_batch_norm_legit));
   m.impl("abs.out", TORCH_FN(wrapper_abs_out));
   m.impl("add.Tensor", TORCH_FN(wrapper_add_Tensor));
   m.impl("as_strided", TORCH_FN(wrapper_as_strided));
@@ -191,6 +229,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mm.out", TORCH_FN(wrapper_mm_out));
   m.impl("mse_loss.out", TORCH_FN(wrapper_mse_loss_out));
   m.impl("mul.Tensor", TORCH_FN(wrapper_mul_Tensor));
+  m.impl("native_batch_norm", TORCH_FN(wrapper_native_batch_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(wrapper_native_layer_norm_backward));
   m.impl("neg", TORCH_FN(wrapper_neg));
   m.impl("neg.out", TORCH_FN(wrapper_neg_out));
   m.impl("neg_", TORCH_FN(wrapper_neg_));

@@ -2,9 +2,10 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 21 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 24 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from_and_resize.h"
+#include "native/_native_batch_norm_legit.h"
 #include "native/_softmax_backward_data.h"
 #include "native/abs.h"
 #include "native/convolution_overrideable.h"
@@ -14,6 +15,8 @@
 #include "native/log.h"
 #include "native/mse_loss.h"
 #include "native/mul.h"
+#include "native/native_batch_norm_backward.h"
+#include "native/native_group_norm.h"
 #include "native/nll_loss_backward.h"
 #include "native/nll_loss_forward.h"
 #include "native/normal.h"
@@ -36,6 +39,15 @@ namespace {
 at::Tensor wrapper__copy_from_and_resize(const at::Tensor & self, const at::Tensor & dst) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_copy_from_and_resize(self, dst);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__native_batch_norm_legit_no_stats(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, bool training, double momentum, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::_native_batch_norm_legit.no_stats", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::_native_batch_norm_legit.no_stats", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::_native_batch_norm_legit.no_stats", "bias");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::_native_batch_norm_legit(input, weight, bias, training, momentum, eps);
 }
 
 at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & grad_input) {
@@ -93,6 +105,28 @@ at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, 
 at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mul_(self, other);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_batch_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, const ::std::optional<at::Tensor> & save_mean, const ::std::optional<at::Tensor> & save_invstd, bool train, double eps, ::std::array<bool,3> output_mask) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_out, "aten::native_batch_norm_backward", "grad_out");
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_batch_norm_backward", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_batch_norm_backward", "weight");
+  c10::impl::check_and_update_common_device(common_device, running_mean, "aten::native_batch_norm_backward", "running_mean");
+  c10::impl::check_and_update_common_device(common_device, running_var, "aten::native_batch_norm_backward", "running_var");
+  c10::impl::check_and_update_common_device(common_device, save_mean, "aten::native_batch_norm_backward", "save_mean");
+  c10::impl::check_and_update_common_device(common_device, save_invstd, "aten::native_batch_norm_backward", "save_invstd");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
+  return foo::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_group_norm", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_group_norm", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::native_group_norm", "bias");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::native_group_norm(input, weight, bias, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, eps);
 }
 
 at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight, at::Tensor & grad_input) {
@@ -171,6 +205,7 @@ at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tens
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", TORCH_FN(wrapper__copy_from_and_resize));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(wrapper__native_batch_norm_legit_no_stats));
   m.impl("_softmax_backward_data.out", TORCH_FN(wrapper__softmax_backward_data_out));
   m.impl("abs", TORCH_FN(wrapper_abs));
   m.impl("convolution_overrideable", TORCH_FN(wrapper_convolution_overrideable));
@@ -180,6 +215,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log_", TORCH_FN(wrapper_log_));
   m.impl("mse_loss", TORCH_FN(wrapper_mse_loss));
   m.impl("mul_.Tensor", TORCH_FN(wrapper_mul__Tensor));
+  m.impl("native_batch_norm_backward", TORCH_FN(wrapper_native_batch_norm_backward));
+  m.impl("native_group_norm", TORCH_FN(wrapper_native_group_norm));
   m.impl("nll_loss_backward.grad_input", TORCH_FN(wrapper_nll_loss_backward_grad_input));
   m.impl("nll_loss_forward.output", TORCH_FN(wrapper_nll_loss_forward_output));
   m.impl("normal_", TORCH_FN(wrapper_normal_));

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 33 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 34 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_efficientzerotensor.h"
 #include "native/_local_scalar_dense.h"
@@ -23,6 +23,7 @@
 #include "native/masked_fill.h"
 #include "native/mean.h"
 #include "native/mul.h"
+#include "native/native_group_norm_backward.h"
 #include "native/relu.h"
 #include "native/resize.h"
 #include "native/set.h"
@@ -170,6 +171,17 @@ at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, 
   return foo::mul_out(self, other, out);
 }
 
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, ::std::array<bool,3> output_mask) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_out, "aten::native_group_norm_backward", "grad_out");
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_group_norm_backward", "input");
+  c10::impl::check_and_update_common_device(common_device, mean, "aten::native_group_norm_backward", "mean");
+  c10::impl::check_and_update_common_device(common_device, rstd, "aten::native_group_norm_backward", "rstd");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_group_norm_backward", "weight");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
+  return foo::native_group_norm_backward(grad_out, input, mean, rstd, weight, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, output_mask);
+}
+
 at::Tensor & wrapper_relu_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::relu_(self);
@@ -264,6 +276,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("masked_fill_.Scalar", TORCH_FN(wrapper_masked_fill__Scalar));
   m.impl("mean.out", TORCH_FN(wrapper_mean_out));
   m.impl("mul.out", TORCH_FN(wrapper_mul_out));
+  m.impl("native_group_norm_backward", TORCH_FN(wrapper_native_group_norm_backward));
   m.impl("relu_", TORCH_FN(wrapper_relu_));
   m.impl("resize_", TORCH_FN(wrapper_resize_));
   m.impl("set_", TORCH_FN(wrapper_set_));

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 24 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
+// Registers 25 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from.h"
 #include "native/_log_softmax.h"
@@ -17,6 +17,7 @@
 #include "native/gt.h"
 #include "native/index_select.h"
 #include "native/maximum.h"
+#include "native/native_layer_norm.h"
 #include "native/set.h"
 #include "native/silu.h"
 #include "native/sqrt.h"
@@ -115,6 +116,15 @@ at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
   return foo::maximum(self, other);
 }
 
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_layer_norm", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_layer_norm", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::native_layer_norm", "bias");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::native_layer_norm(input, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight, bias, eps);
+}
+
 at::Tensor & wrapper_set__source_Storage(at::Tensor & self, at::Storage source) {
   return foo::set_(self, source);
 }
@@ -189,6 +199,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gt.Scalar_out", TORCH_FN(wrapper_gt_Scalar_out));
   m.impl("index_select.out", TORCH_FN(wrapper_index_select_out));
   m.impl("maximum", TORCH_FN(wrapper_maximum));
+  m.impl("native_layer_norm", TORCH_FN(wrapper_native_layer_norm));
   m.impl("set_.source_Storage", TORCH_FN(wrapper_set__source_Storage));
   m.impl("silu.out", TORCH_FN(wrapper_silu_out));
   m.impl("sqrt.out", TORCH_FN(wrapper_sqrt_out));

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -30,6 +31,7 @@ from foo_testing import (
     check_out,
     check_outcome,
     no_fallback,
+    place,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -1274,6 +1276,7 @@ def _clamp() -> None:
         torch.clamp(torch.ones(2, device=DEVICE))
 
 
+
 @op_test("cat.out")
 def _cat() -> None:
     for dtype in (F32, I64, BOOL):
@@ -1288,6 +1291,260 @@ def _cat() -> None:
     check(lambda x: torch.stack([x, x + 1]), rand((2, 3)), layouts=("contiguous",))
     with pytest.raises(RuntimeError):
         torch.cat([torch.ones(2, 3, device=DEVICE), torch.ones(2, 4, device=DEVICE)])
+
+
+# ---- Layers of CNNs and transformers --------------------------------------------------------------
+#
+# Normalisation, pooling, resampling, embeddings and dropout: forward and backward against the CPU
+# in the layouts a model hands them (contiguous, transposed or sliced activations, channels-last),
+# with the per-channel tensors contiguous as a module holds them.
+
+BF16 = torch.bfloat16
+LOW_PRECISION = {"rtol": 2e-2, "atol": 2e-2}
+
+
+def _grads_of(fn: Callable[..., torch.Tensor], n_inputs: int) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """fn's gradients with respect to its first n_inputs arguments, for an output gradient g (the
+    last argument); None inputs take no gradient."""
+
+    def grads(*args: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
+        *inputs, g = args
+        leaves = [t.detach().requires_grad_() if t is not None and i < n_inputs else t for i, t in enumerate(inputs)]
+        out = fn(*leaves)
+        wanted = [t for i, t in enumerate(leaves) if i < n_inputs and t is not None]
+        return torch.autograd.grad(out, wanted, g)
+
+    return grads
+
+
+def _per_channel(c: int, dtype: torch.dtype, seed: int, *, positive: bool = False) -> Fixed:
+    return Fixed(rand((c,), dtype, low=0.5 if positive else -1, high=2 if positive else 1, seed=seed))
+
+
+@op_test("native_batch_norm")
+def _native_batch_norm() -> None:
+    for dtype in FLOATS:
+        for shape in [(4, 3), (4, 3, 7), (4, 3, 5, 6), (2, 3, 2, 3, 4)]:
+            x = rand(shape, dtype)
+            w, b = _per_channel(3, dtype, 1), _per_channel(3, dtype, 2)
+            mean, var = _per_channel(3, dtype, 3), _per_channel(3, dtype, 4, positive=True)
+
+            def train(t: torch.Tensor, w: torch.Tensor, b: torch.Tensor, rm: torch.Tensor, rv: torch.Tensor) -> tuple[torch.Tensor, ...]:
+                # the running statistics are updated in place, on the device
+                return (*torch.native_batch_norm(t, w, b, rm, rv, True, 0.2, 1e-3), rm, rv)
+
+            check(train, x, w, b, mean, var, layouts=("contiguous", "transposed", "sliced"))
+            check(lambda t, rm, rv: torch.native_batch_norm(t, None, None, rm, rv, False, 0.1, 1e-5), x, mean, var)
+            check(lambda t, w, b: torch.native_batch_norm(t, w, b, None, None, True, 0.1, 1e-5), x, w, b)
+            check(lambda t, w, b, rm, rv: F.batch_norm(t, rm, rv, w, b, training=False), x, w, b, mean, var)
+        x4 = rand((2, 3, 4, 5), dtype)
+        check(train, View(x4, _channels_last), w, b, mean, var, layouts=("contiguous",))
+    # bfloat16 activations with float32 parameters and statistics (autocast's mixed types)
+    check(lambda t, w, b, rm, rv: torch.native_batch_norm(t, w, b, rm, rv, True, 0.1, 1e-5), rand((4, 3, 5), BF16),
+          _per_channel(3, F32, 1), _per_channel(3, F32, 2), _per_channel(3, F32, 3), _per_channel(3, F32, 4, positive=True), **LOW_PRECISION)
+    x = torch.ones(2, 3, 4, device=DEVICE)
+    with pytest.raises(RuntimeError, match="weight should contain 3 elements"):
+        torch.native_batch_norm(x, torch.ones(4, device=DEVICE), None, None, None, True, 0.1, 1e-5)
+    with pytest.raises(RuntimeError, match="evaluation mode"):
+        torch.native_batch_norm(x, None, None, None, None, False, 0.1, 1e-5)
+    with pytest.raises(RuntimeError, match="foo:1"):
+        torch.native_batch_norm(x, torch.ones(3, device="foo:1"), None, None, None, True, 0.1, 1e-5)
+    with pytest.raises(RuntimeError, match="cpu"):
+        torch.native_batch_norm(x, torch.ones(3), None, None, None, True, 0.1, 1e-5)
+
+
+@op_test("_native_batch_norm_legit", "_native_batch_norm_legit.no_stats")
+def _native_batch_norm_legit() -> None:
+    legit = torch.ops.aten._native_batch_norm_legit
+    for dtype in FLOATS:
+        x = rand((4, 3, 5), dtype)
+        w, b = _per_channel(3, dtype, 1), _per_channel(3, dtype, 2)
+        mean, var = _per_channel(3, dtype, 3), _per_channel(3, dtype, 4, positive=True)
+        for training in (True, False):
+            check(lambda t, w, b, rm, rv, tr=training: (*legit(t, w, b, rm, rv, tr, 0.1, 1e-5), rm, rv), x, w, b, mean, var)
+        check(lambda t, w, b: legit.no_stats(t, w, b, True, 0.1, 1e-5), x, w, b)
+    with pytest.raises(RuntimeError, match="evaluation mode"):
+        legit.no_stats(torch.ones(2, 3, device=DEVICE), None, None, False, 0.1, 1e-5)
+
+
+@op_test("native_batch_norm_backward")
+def _native_batch_norm_backward() -> None:
+    for dtype in FLOATS:
+        for shape in [(4, 3), (4, 3, 5, 6)]:
+            x, g = rand(shape, dtype), rand(shape, dtype, seed=9)
+            w, b = _per_channel(3, dtype, 1), _per_channel(3, dtype, 2)
+            mean, var = _per_channel(3, dtype, 3), _per_channel(3, dtype, 4, positive=True)
+            train = _grads_of(lambda t, w, b: F.batch_norm(t, None, None, w, b, training=True), 3)
+            check(train, x, w, b, g, layouts=("contiguous", "transposed", "sliced"))
+            evaluate = _grads_of(lambda t, w, b, rm, rv: F.batch_norm(t, rm, rv, w, b, training=False), 3)
+            check(evaluate, x, w, b, mean, var, g, layouts=("contiguous", "transposed"))
+        # the functional op, with output masks
+        x, g = rand((4, 3, 5), dtype), rand((4, 3, 5), dtype, seed=9)
+        out, save_mean, save_invstd = torch.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
+        for mask in ([True, True, True], [True, False, False], [False, True, True]):
+            check(lambda g, t, w, sm, si, m=mask: torch.ops.aten.native_batch_norm_backward(g, t, w, None, None, sm, si, True, 1e-5, m),
+                  g, x, _per_channel(3, dtype, 1), Fixed(save_mean), Fixed(save_invstd))
+    x4, g4 = rand((2, 3, 4, 5)), rand((2, 3, 4, 5), seed=9)
+    check(_grads_of(lambda t, w, b: F.batch_norm(t, None, None, w, b, training=True), 3), View(x4, _channels_last), _per_channel(3, F32, 1),
+          _per_channel(3, F32, 2), View(g4, _channels_last), layouts=("contiguous",))
+    with pytest.raises(RuntimeError, match="grad_out's sizes"):
+        torch.ops.aten.native_batch_norm_backward(torch.ones(2, 3, device=DEVICE), torch.ones(2, 3, 1, device=DEVICE), None, None, None,
+                                                  torch.ones(3, device=DEVICE), torch.ones(3, device=DEVICE), True, 1e-5, [True, True, True])
+
+
+LAYER_NORM_CASES = [((4, 5), (5,)), ((2, 3, 8), (8,)), ((2, 3, 4), (3, 4)), ((3, 1), (1,)), ((0, 4), (4,))]
+
+
+@op_test("native_layer_norm")
+def _native_layer_norm() -> None:
+    for dtype in FLOATS:
+        for shape, normalized in LAYER_NORM_CASES:
+            x = rand(shape, dtype)
+            w, b = Fixed(rand(normalized, dtype, seed=1)), Fixed(rand(normalized, dtype, seed=2))
+            check(lambda t, w, b, n=normalized: torch.native_layer_norm(t, n, w, b, 1e-5), x, w, b)
+            check(lambda t, n=normalized: F.layer_norm(t, n), x)
+    check(lambda t, w, b: F.layer_norm(t, (8,), w, b), rand((2, 3, 8), BF16), Fixed(rand((8,), BF16, seed=1)),
+          Fixed(rand((8,), BF16, seed=2)), **LOW_PRECISION)
+    check_outcome(lambda t, w: F.layer_norm(t, (4,), w), rand((2, 5)), Fixed(rand((4,))))  # shape mismatch: the CPU's error
+    with pytest.raises(RuntimeError, match="cpu"):
+        F.layer_norm(torch.ones(2, 4, device=DEVICE), (4,), torch.ones(4))
+
+
+@op_test("native_layer_norm_backward")
+def _native_layer_norm_backward() -> None:
+    for dtype in FLOATS:
+        for shape, normalized in LAYER_NORM_CASES:
+            x, g = rand(shape, dtype), rand(shape, dtype, seed=9)
+            w, b = Fixed(rand(normalized, dtype, seed=1)), Fixed(rand(normalized, dtype, seed=2))
+            check(_grads_of(lambda t, w, b, n=normalized: F.layer_norm(t, n, w, b), 3), x, w, b, g, layouts=("contiguous", "transposed", "sliced"))
+            check(_grads_of(lambda t, n=normalized: F.layer_norm(t, n), 1), x, g, layouts=("contiguous", "transposed"))
+    with pytest.raises(RuntimeError, match="mean and rstd"):
+        x = torch.ones(2, 4, device=DEVICE)
+        mean, rstd = torch.ones(3, device=DEVICE), torch.ones(2, device=DEVICE)
+        torch.ops.aten.native_layer_norm_backward(x, x, [4], mean, rstd, None, None, [True, False, False])
+
+
+@op_test("native_group_norm")
+def _native_group_norm() -> None:
+    for dtype in FLOATS:
+        for shape, groups in [((2, 6, 4, 5), 3), ((2, 4, 7), 2), ((3, 4), 4), ((1, 6, 2, 2, 2), 1)]:
+            x = rand(shape, dtype)
+            w, b = _per_channel(shape[1], dtype, 1), _per_channel(shape[1], dtype, 2)
+            check(lambda t, w, b, gr=groups: F.group_norm(t, gr, w, b), x, w, b, layouts=("contiguous", "transposed"))
+            check(lambda t, gr=groups: F.group_norm(t, gr), x, layouts=("contiguous",))
+    check(lambda t, w, b: F.group_norm(t, 3, w, b), View(rand((2, 6, 4, 5)), _channels_last), _per_channel(6, F32, 1), _per_channel(6, F32, 2),
+          layouts=("contiguous",))
+    check_outcome(lambda t: F.group_norm(t, 4), rand((2, 6, 3)))  # 6 channels in 4 groups: the CPU's error
+    with pytest.raises(RuntimeError, match="does not match"):
+        torch.native_group_norm(torch.ones(2, 6, 3, device=DEVICE), None, None, 2, 6, 4, 3, 1e-5)
+
+
+@op_test("native_group_norm_backward")
+def _native_group_norm_backward() -> None:
+    for dtype in FLOATS:
+        for shape, groups in [((2, 6, 4, 5), 3), ((2, 4, 7), 2), ((3, 4), 4)]:
+            x, g = rand(shape, dtype), rand(shape, dtype, seed=9)
+            w, b = _per_channel(shape[1], dtype, 1), _per_channel(shape[1], dtype, 2)
+            check(_grads_of(lambda t, w, b, gr=groups: F.group_norm(t, gr, w, b), 3), x, w, b, g, layouts=("contiguous", "transposed"))
+    with pytest.raises(RuntimeError, match="mean and rstd"):
+        x = torch.ones(2, 6, 3, device=DEVICE)
+        mean, rstd = torch.ones(5, device=DEVICE), torch.ones(6, device=DEVICE)
+        torch.ops.aten.native_group_norm_backward(x, x, mean, rstd, None, 2, 6, 3, 3, [True, True, True])
+
+
+POOL_INPUTS = [(2, 3, 9, 8), (3, 7, 6)]
+
+
+AVG_POOL_KWARGS = [{"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": 3, "padding": 1, "count_include_pad": False},
+                   {"kernel_size": 3, "stride": 2, "ceil_mode": True}, {"kernel_size": 2, "divisor_override": 3}]
+
+
+# ---- Optimizers -----------------------------------------------------------------------------------
+
+
+def _pointwise_ternary(fn: Callable[..., torch.Tensor], inplace: Callable[..., torch.Tensor], *, low: float = -3) -> None:
+    for dtype in FLOATS:
+        a, b, c = rand((3, 4), dtype), rand((3, 4), dtype, seed=1), rand((3, 4), dtype, low=low, seed=2)
+        check(fn, a, b, c)
+        check(lambda x, y, z: fn(x, y[0], z[:, :1]), a, b, c)  # broadcasting
+        check(lambda x, y, z: fn(x[0], y, z), a, b, c)
+        check_inplace(inplace, a, b, c)
+        check(fn, View(rand((2, 3, 4, 5), dtype), _channels_last), rand((2, 3, 4, 5), dtype, seed=1), rand((2, 3, 4, 5), dtype, low=low, seed=2),
+              layouts=("contiguous",))
+    check_outcome(fn, rand((3, 4)), rand((3, 4), F64, seed=1), rand((3, 4), low=low, seed=2))  # promotion
+    check_outcome(inplace, rand((3, 4)), rand((4, 4), seed=1), rand((3, 4), low=low, seed=2))  # shapes that do not broadcast
+    check_outcome(lambda x, y, z: fn(x, y, Host(z).tensor), rand((3, 4)), rand((3, 4), seed=1), torch.tensor(1.5), layouts=("contiguous",))
+    with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
+        fn(torch.ones(2, device="foo:0"), torch.ones(2, device="foo:1"), torch.ones(2, device="foo:0"))
+    with pytest.raises(RuntimeError, match="cpu"):
+        inplace(torch.ones(2, device=DEVICE), torch.ones(2), torch.ones(2, device=DEVICE))
+
+
+def _lists(shapes: Sequence[tuple[int, ...]], dtype: torch.dtype, seed: int, *, low: float = -3) -> list[torch.Tensor]:
+    return [rand(s, dtype, low=low, seed=seed + i) for i, s in enumerate(shapes)]
+
+
+# A model's parameters: weights, biases, a scalar; and lists foreach kernels take in a loop (mixed
+# shapes, integer tensors, non-contiguous tensors).
+FOREACH_SHAPES = [(4, 3), (3,), (), (2, 3, 2)]
+
+
+def _foreach_case(
+    fn: Callable[..., Any], n_lists: int, *, inplace: bool, low: float = -3, dtypes: Sequence[torch.dtype] = FLOATS, **tol: Any
+) -> None:
+    def run(*lists: list[torch.Tensor]) -> Any:
+        result = fn(*lists)
+        return list(lists[0]) if inplace else result
+
+    for dtype in dtypes:
+        lists = [_lists(FOREACH_SHAPES, dtype, seed=10 * k, low=low if k else -3) for k in range(n_lists)]
+        check(run, *lists, layouts=("contiguous", "transposed", "sliced"), **tol)
+    # tensors of two shapes at one position (broadcast), and a list of one tensor
+    if n_lists > 1:
+        mixed = [_lists(FOREACH_SHAPES, F32, seed=10 * k, low=low if k else -3) for k in range(n_lists)]
+        mixed[1][0] = rand((3,), seed=77, low=low)
+        check_outcome(run, *mixed, layouts=("contiguous",))
+    check(run, *[[rand((5,), seed=k, low=low if k else -3)] for k in range(n_lists)], layouts=("contiguous",))
+    # lists of different lengths, and tensors on two devices or on the CPU: PyTorch's own errors
+    if n_lists > 1:
+        with pytest.raises(RuntimeError):
+            fn([torch.ones(2, device=DEVICE)] * 2, *([[torch.ones(2, device=DEVICE)]] * (n_lists - 1)))
+        with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0|same device"):
+            fn([torch.ones(2, device="foo:0")], *([[torch.ones(2, device="foo:1")]] * (n_lists - 1)))
+        with pytest.raises(RuntimeError, match="cpu|same device"):
+            fn([torch.ones(2, device=DEVICE)], *([[torch.ones(2)]] * (n_lists - 1)))
+
+
+def _optimizer_step(make: Callable[[list[torch.Tensor]], torch.optim.Optimizer], steps: int = 3) -> Callable[..., list[torch.Tensor]]:
+    """Parameters after `steps` steps of an optimizer, with gradients made from the parameters."""
+
+    def run(*params: torch.Tensor) -> list[torch.Tensor]:
+        leaves = [p.detach().clone().requires_grad_() for p in params]
+        opt = make(leaves)
+        for step in range(steps):
+            for p in leaves:
+                p.grad = torch.sin(p.detach() * (step + 1))
+            opt.step()
+        return [p.detach() for p in leaves] + [t for state in opt.state.values() for t in state.values() if isinstance(t, torch.Tensor) and t.dim()]
+
+    return run
+
+
+# ---- Elementwise, comparisons and factories of transformer blocks ------------------------------
+
+
+def _comparison(name: str) -> None:
+    fn = getattr(torch, name)
+    for dtype in (F32, F64, I64, BOOL):
+        x = rand((3, 4), dtype, low=-2, high=2)
+        for scalar in (0, 1.5, True):
+            check(lambda t, s=scalar: fn(t, s), x)
+        check_out(lambda t, out: fn(t, 1, out=out), x, dtype=BOOL)
+        check_inplace(lambda t: getattr(t, name + "_")(1), x)
+    check(lambda t: fn(t, 0.0), torch.tensor([float("nan"), 0.0, -1.0]))
+
+
+# ---- Activations of mobile CNNs ---------------------------------------------------------------
 
 
 # ---- Random numbers ------------------------------------------------------------------------
