@@ -2,17 +2,21 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 29 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
+// Registers 35 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
 // clang-format off
+#include "native/_adaptive_avg_pool2d.h"
 #include "native/_log_softmax_backward_data.h"
 #include "native/_native_batch_norm_legit.h"
 #include "native/abs.h"
 #include "native/add.h"
 #include "native/as_strided.h"
+#include "native/avg_pool2d_backward.h"
 #include "native/div.h"
 #include "native/empty.h"
 #include "native/empty_strided.h"
 #include "native/fill.h"
+#include "native/hardsigmoid.h"
+#include "native/hardtanh_backward.h"
 #include "native/index.h"
 #include "native/max.h"
 #include "native/maximum.h"
@@ -22,6 +26,7 @@
 #include "native/native_batch_norm.h"
 #include "native/native_layer_norm_backward.h"
 #include "native/neg.h"
+#include "native/random.h"
 #include "native/relu.h"
 #include "native/rsqrt.h"
 #include "native/set.h"
@@ -29,6 +34,7 @@
 #include "native/sigmoid_backward.h"
 #include "native/sin.h"
 #include "native/tanh.h"
+#include "native/upsample_nearest2d.h"
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -36,6 +42,13 @@
 #include <torch/library.h>
 
 namespace {
+
+at::Tensor wrapper__adaptive_avg_pool2d(const at::Tensor & self, c10::SymIntArrayRef output_size) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::_adaptive_avg_pool2d", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_adaptive_avg_pool2d(self, C10_AS_INTARRAYREF_SLOW(output_size));
+}
 
 at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & out) {
   std::optional<c10::Device> common_device = std::nullopt;
@@ -71,6 +84,15 @@ at::Tensor wrapper_as_strided(const at::Tensor & self, c10::SymIntArrayRef size,
   return foo::as_strided(self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), storage_offset.has_value() ? ::std::make_optional(storage_offset->guard_int(__FILE__, __LINE__)) : ::std::nullopt);
 }
 
+at::Tensor & wrapper_avg_pool2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::avg_pool2d_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::avg_pool2d_backward.grad_input", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d_backward.grad_input", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::avg_pool2d_backward_out(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, grad_input);
+}
+
 at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::div_(self, other);
@@ -89,6 +111,20 @@ at::Tensor wrapper_empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef s
 at::Tensor & wrapper_fill__Scalar(at::Tensor & self, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::fill_(self, value);
+}
+
+at::Tensor & wrapper_hardsigmoid_out(const at::Tensor & self, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardsigmoid_out(self, out);
+}
+
+at::Tensor & wrapper_hardtanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::hardtanh_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardtanh_backward.grad_input", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::hardtanh_backward.grad_input", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh_backward_out(grad_output, self, min_val, max_val, grad_input);
 }
 
 at::Tensor & wrapper_index_Tensor_out(const at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, at::Tensor & out) {
@@ -163,6 +199,11 @@ at::Tensor & wrapper_neg_(at::Tensor & self) {
   return foo::neg_(self);
 }
 
+at::Tensor & wrapper_random_(at::Tensor & self, ::std::optional<at::Generator> generator) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::random_(self, generator);
+}
+
 at::Tensor wrapper_relu(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::relu(self);
@@ -211,18 +252,30 @@ at::Tensor & wrapper_tanh_(at::Tensor & self) {
   return foo::tanh_(self);
 }
 
+at::Tensor & wrapper_upsample_nearest2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::upsample_nearest2d.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::upsample_nearest2d.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::upsample_nearest2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h, scales_w, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_adaptive_avg_pool2d", TORCH_FN(wrapper__adaptive_avg_pool2d));
   m.impl("_log_softmax_backward_data.out", TORCH_FN(wrapper__log_softmax_backward_data_out));
   m.impl("_native_batch_norm_legit", TORCH_FN(wrapper__native_batch_norm_legit));
   m.impl("abs.out", TORCH_FN(wrapper_abs_out));
   m.impl("add.Tensor", TORCH_FN(wrapper_add_Tensor));
   m.impl("as_strided", TORCH_FN(wrapper_as_strided));
+  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(wrapper_avg_pool2d_backward_grad_input));
   m.impl("div_.Tensor", TORCH_FN(wrapper_div__Tensor));
   m.impl("empty.memory_format", TORCH_FN(wrapper_empty_memory_format));
   m.impl("empty_strided", TORCH_FN(wrapper_empty_strided));
   m.impl("fill_.Scalar", TORCH_FN(wrapper_fill__Scalar));
+  m.impl("hardsigmoid.out", TORCH_FN(wrapper_hardsigmoid_out));
+  m.impl("hardtanh_backward.grad_input", TORCH_FN(wrapper_hardtanh_backward_grad_input));
   m.impl("index.Tensor_out", TORCH_FN(wrapper_index_Tensor_out));
   m.impl("max.dim_max", TORCH_FN(wrapper_max_dim_max));
   m.impl("maximum.out", TORCH_FN(wrapper_maximum_out));
@@ -234,6 +287,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("neg", TORCH_FN(wrapper_neg));
   m.impl("neg.out", TORCH_FN(wrapper_neg_out));
   m.impl("neg_", TORCH_FN(wrapper_neg_));
+  m.impl("random_", TORCH_FN(wrapper_random_));
   m.impl("relu", TORCH_FN(wrapper_relu));
   m.impl("rsqrt", TORCH_FN(wrapper_rsqrt));
   m.impl("rsqrt_", TORCH_FN(wrapper_rsqrt_));
@@ -243,4 +297,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sigmoid_backward.grad_input", TORCH_FN(wrapper_sigmoid_backward_grad_input));
   m.impl("sin_", TORCH_FN(wrapper_sin_));
   m.impl("tanh_", TORCH_FN(wrapper_tanh_));
+  m.impl("upsample_nearest2d.out", TORCH_FN(wrapper_upsample_nearest2d_out));
 }

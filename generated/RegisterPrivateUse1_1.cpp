@@ -2,31 +2,41 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 24 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 35 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
+#include "native/_adaptive_avg_pool2d_backward.h"
 #include "native/_copy_from_and_resize.h"
 #include "native/_native_batch_norm_legit.h"
 #include "native/_softmax_backward_data.h"
 #include "native/abs.h"
+#include "native/avg_pool2d.h"
 #include "native/convolution_overrideable.h"
 #include "native/div.h"
+#include "native/embedding_dense_backward.h"
 #include "native/exp.h"
 #include "native/gather.h"
+#include "native/hardsigmoid_backward.h"
+#include "native/hardtanh.h"
+#include "native/hardtanh_backward.h"
 #include "native/log.h"
+#include "native/max_pool2d_with_indices.h"
 #include "native/mse_loss.h"
 #include "native/mul.h"
 #include "native/native_batch_norm_backward.h"
+#include "native/native_dropout.h"
 #include "native/native_group_norm.h"
 #include "native/nll_loss_backward.h"
 #include "native/nll_loss_forward.h"
 #include "native/normal.h"
 #include "native/pow.h"
+#include "native/random.h"
 #include "native/rsqrt.h"
 #include "native/scatter_add.h"
 #include "native/sqrt.h"
 #include "native/tanh.h"
 #include "native/unfold.h"
 #include "native/uniform.h"
+#include "native/upsample_bilinear2d.h"
 #include "native/where.h"
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
@@ -35,6 +45,14 @@
 #include <torch/library.h>
 
 namespace {
+
+at::Tensor wrapper__adaptive_avg_pool2d_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_adaptive_avg_pool2d_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::_adaptive_avg_pool2d_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_adaptive_avg_pool2d_backward(grad_output, self);
+}
 
 at::Tensor wrapper__copy_from_and_resize(const at::Tensor & self, const at::Tensor & dst) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
@@ -64,6 +82,14 @@ at::Tensor wrapper_abs(const at::Tensor & self) {
   return foo::abs(self);
 }
 
+at::Tensor & wrapper_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::avg_pool2d.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::avg_pool2d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
+}
+
 at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, input, "aten::convolution_overrideable", "input");
@@ -76,6 +102,14 @@ at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::
 at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::div(self, other);
+}
+
+at::Tensor wrapper_embedding_dense_backward(const at::Tensor & grad_output, const at::Tensor & indices, c10::SymInt num_weights, c10::SymInt padding_idx, bool scale_grad_by_freq) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::embedding_dense_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, indices, "aten::embedding_dense_backward", "indices");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
+  return foo::embedding_dense_backward(grad_output, indices, num_weights.guard_int(__FILE__, __LINE__), padding_idx.guard_int(__FILE__, __LINE__), scale_grad_by_freq);
 }
 
 at::Tensor wrapper_exp(const at::Tensor & self) {
@@ -92,9 +126,38 @@ at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::
   return foo::gather_out(self, dim, index, sparse_grad, out);
 }
 
+at::Tensor & wrapper_hardsigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::hardsigmoid_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardsigmoid_backward.grad_input", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::hardsigmoid_backward.grad_input", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardsigmoid_backward_out(grad_output, self, grad_input);
+}
+
+at::Tensor & wrapper_hardtanh_(at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh_(self, min_val, max_val);
+}
+
+at::Tensor wrapper_hardtanh_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardtanh_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::hardtanh_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh_backward(grad_output, self, min_val, max_val);
+}
+
 at::Tensor & wrapper_log_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::log_(self);
+}
+
+::std::tuple<at::Tensor,at::Tensor> wrapper_max_pool2d_with_indices(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
 }
 
 at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
@@ -118,6 +181,13 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   c10::impl::check_and_update_common_device(common_device, save_invstd, "aten::native_batch_norm_backward", "save_invstd");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
   return foo::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+}
+
+::std::tuple<at::Tensor,at::Tensor> wrapper_native_dropout(const at::Tensor & input, double p, ::std::optional<bool> train) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_dropout", "input");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::native_dropout(input, p, train);
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps) {
@@ -162,6 +232,16 @@ at::Tensor & wrapper_pow_Tensor_Scalar_out(const at::Tensor & self, const at::Sc
   return foo::pow_out(self, exponent, out);
 }
 
+at::Tensor & wrapper_random__from(at::Tensor & self, int64_t from, ::std::optional<int64_t> to, ::std::optional<at::Generator> generator) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::random_(self, from, to, generator);
+}
+
+at::Tensor & wrapper_random__to(at::Tensor & self, int64_t to, ::std::optional<at::Generator> generator) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::random_(self, to, generator);
+}
+
 at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::rsqrt_out(self, out);
@@ -196,6 +276,14 @@ at::Tensor & wrapper_uniform_(at::Tensor & self, double from, double to, ::std::
   return foo::uniform_(self, from, to, generator);
 }
 
+at::Tensor & wrapper_upsample_bilinear2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::upsample_bilinear2d.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::upsample_bilinear2d.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::upsample_bilinear2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_h, scales_w, out);
+}
+
 at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::where_out(condition, self, other, out);
@@ -204,28 +292,39 @@ at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tens
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(wrapper__adaptive_avg_pool2d_backward));
   m.impl("_copy_from_and_resize", TORCH_FN(wrapper__copy_from_and_resize));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(wrapper__native_batch_norm_legit_no_stats));
   m.impl("_softmax_backward_data.out", TORCH_FN(wrapper__softmax_backward_data_out));
   m.impl("abs", TORCH_FN(wrapper_abs));
+  m.impl("avg_pool2d.out", TORCH_FN(wrapper_avg_pool2d_out));
   m.impl("convolution_overrideable", TORCH_FN(wrapper_convolution_overrideable));
   m.impl("div.Tensor", TORCH_FN(wrapper_div_Tensor));
+  m.impl("embedding_dense_backward", TORCH_FN(wrapper_embedding_dense_backward));
   m.impl("exp", TORCH_FN(wrapper_exp));
   m.impl("gather.out", TORCH_FN(wrapper_gather_out));
+  m.impl("hardsigmoid_backward.grad_input", TORCH_FN(wrapper_hardsigmoid_backward_grad_input));
+  m.impl("hardtanh_", TORCH_FN(wrapper_hardtanh_));
+  m.impl("hardtanh_backward", TORCH_FN(wrapper_hardtanh_backward));
   m.impl("log_", TORCH_FN(wrapper_log_));
+  m.impl("max_pool2d_with_indices", TORCH_FN(wrapper_max_pool2d_with_indices));
   m.impl("mse_loss", TORCH_FN(wrapper_mse_loss));
   m.impl("mul_.Tensor", TORCH_FN(wrapper_mul__Tensor));
   m.impl("native_batch_norm_backward", TORCH_FN(wrapper_native_batch_norm_backward));
+  m.impl("native_dropout", TORCH_FN(wrapper_native_dropout));
   m.impl("native_group_norm", TORCH_FN(wrapper_native_group_norm));
   m.impl("nll_loss_backward.grad_input", TORCH_FN(wrapper_nll_loss_backward_grad_input));
   m.impl("nll_loss_forward.output", TORCH_FN(wrapper_nll_loss_forward_output));
   m.impl("normal_", TORCH_FN(wrapper_normal_));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(wrapper_pow_Tensor_Scalar_out));
+  m.impl("random_.from", TORCH_FN(wrapper_random__from));
+  m.impl("random_.to", TORCH_FN(wrapper_random__to));
   m.impl("rsqrt.out", TORCH_FN(wrapper_rsqrt_out));
   m.impl("scatter_add.out", TORCH_FN(wrapper_scatter_add_out));
   m.impl("sqrt", TORCH_FN(wrapper_sqrt));
   m.impl("tanh.out", TORCH_FN(wrapper_tanh_out));
   m.impl("unfold", TORCH_FN(wrapper_unfold));
   m.impl("uniform_", TORCH_FN(wrapper_uniform_));
+  m.impl("upsample_bilinear2d.out", TORCH_FN(wrapper_upsample_bilinear2d_out));
   m.impl("where.self_out", TORCH_FN(wrapper_where_self_out));
 }

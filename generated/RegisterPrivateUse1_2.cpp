@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 34 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 43 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_efficientzerotensor.h"
 #include "native/_local_scalar_dense.h"
@@ -18,11 +18,17 @@
 #include "native/exp.h"
 #include "native/gelu.h"
 #include "native/gelu_backward.h"
+#include "native/hardswish.h"
+#include "native/hardswish_backward.h"
+#include "native/hardtanh.h"
 #include "native/index_select.h"
 #include "native/log.h"
 #include "native/masked_fill.h"
+#include "native/max_pool2d_with_indices.h"
+#include "native/max_pool2d_with_indices_backward.h"
 #include "native/mean.h"
 #include "native/mul.h"
+#include "native/native_dropout_backward.h"
 #include "native/native_group_norm_backward.h"
 #include "native/relu.h"
 #include "native/resize.h"
@@ -32,6 +38,7 @@
 #include "native/sub.h"
 #include "native/tanh_backward.h"
 #include "native/threshold_backward.h"
+#include "native/upsample_bilinear2d_backward.h"
 #include "native/view_as_real.h"
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
@@ -138,6 +145,29 @@ at::Tensor & wrapper_gelu_backward_grad_input(const at::Tensor & grad_output, co
   return foo::gelu_backward_out(grad_output, self, approximate, grad_input);
 }
 
+at::Tensor & wrapper_hardswish_out(const at::Tensor & self, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardswish_out(self, out);
+}
+
+at::Tensor & wrapper_hardswish_(at::Tensor & self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardswish_(self);
+}
+
+at::Tensor wrapper_hardswish_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardswish_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::hardswish_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardswish_backward(grad_output, self);
+}
+
+at::Tensor wrapper_hardtanh(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh(self, min_val, max_val);
+}
+
 at::Tensor wrapper_index_select(const at::Tensor & self, int64_t dim, const at::Tensor & index) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::index_select", "self");
@@ -161,6 +191,34 @@ at::Tensor & wrapper_masked_fill__Scalar(at::Tensor & self, const at::Tensor & m
   return foo::masked_fill_(self, mask, value);
 }
 
+::std::tuple<at::Tensor &,at::Tensor &> wrapper_max_pool2d_with_indices_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor & out, at::Tensor & indices) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::max_pool2d_with_indices.out", "out");
+  c10::impl::check_and_update_common_device(common_device, indices, "aten::max_pool2d_with_indices.out", "indices");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max_pool2d_with_indices_out(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
+}
+
+at::Tensor wrapper_max_pool2d_with_indices_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::max_pool2d_with_indices_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices_backward", "self");
+  c10::impl::check_and_update_common_device(common_device, indices, "aten::max_pool2d_with_indices_backward", "indices");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+}
+
+at::Tensor & wrapper_max_pool2d_with_indices_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::max_pool2d_with_indices_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::max_pool2d_with_indices_backward.grad_input", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices_backward.grad_input", "self");
+  c10::impl::check_and_update_common_device(common_device, indices, "aten::max_pool2d_with_indices_backward.grad_input", "indices");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max_pool2d_with_indices_backward_out(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, grad_input);
+}
+
 at::Tensor & wrapper_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mean_out(self, dim, keepdim, dtype, out);
@@ -169,6 +227,14 @@ at::Tensor & wrapper_mean_out(const at::Tensor & self, at::OptionalIntArrayRef d
 at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mul_out(self, other, out);
+}
+
+at::Tensor wrapper_native_dropout_backward(const at::Tensor & grad_output, const at::Tensor & mask, double scale) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::native_dropout_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, mask, "aten::native_dropout_backward", "mask");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
+  return foo::native_dropout_backward(grad_output, mask, scale);
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, ::std::array<bool,3> output_mask) {
@@ -245,6 +311,14 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
   return foo::threshold_backward_out(grad_output, self, threshold, grad_input);
 }
 
+at::Tensor & wrapper_upsample_bilinear2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::upsample_bilinear2d_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::upsample_bilinear2d_backward.grad_input", "grad_output");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
+  return foo::upsample_bilinear2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h, scales_w, grad_input);
+}
+
 at::Tensor wrapper_view_as_real(const at::Tensor & self) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::view_as_real", "self");
@@ -270,12 +344,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("exp_", TORCH_FN(wrapper_exp_));
   m.impl("gelu.out", TORCH_FN(wrapper_gelu_out));
   m.impl("gelu_backward.grad_input", TORCH_FN(wrapper_gelu_backward_grad_input));
+  m.impl("hardswish.out", TORCH_FN(wrapper_hardswish_out));
+  m.impl("hardswish_", TORCH_FN(wrapper_hardswish_));
+  m.impl("hardswish_backward", TORCH_FN(wrapper_hardswish_backward));
+  m.impl("hardtanh", TORCH_FN(wrapper_hardtanh));
   m.impl("index_select", TORCH_FN(wrapper_index_select));
   m.impl("log", TORCH_FN(wrapper_log));
   m.impl("log.out", TORCH_FN(wrapper_log_out));
   m.impl("masked_fill_.Scalar", TORCH_FN(wrapper_masked_fill__Scalar));
+  m.impl("max_pool2d_with_indices.out", TORCH_FN(wrapper_max_pool2d_with_indices_out));
+  m.impl("max_pool2d_with_indices_backward", TORCH_FN(wrapper_max_pool2d_with_indices_backward));
+  m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(wrapper_max_pool2d_with_indices_backward_grad_input));
   m.impl("mean.out", TORCH_FN(wrapper_mean_out));
   m.impl("mul.out", TORCH_FN(wrapper_mul_out));
+  m.impl("native_dropout_backward", TORCH_FN(wrapper_native_dropout_backward));
   m.impl("native_group_norm_backward", TORCH_FN(wrapper_native_group_norm_backward));
   m.impl("relu_", TORCH_FN(wrapper_relu_));
   m.impl("resize_", TORCH_FN(wrapper_resize_));
@@ -288,5 +370,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.out", TORCH_FN(wrapper_sub_out));
   m.impl("tanh_backward.grad_input", TORCH_FN(wrapper_tanh_backward_grad_input));
   m.impl("threshold_backward.grad_input", TORCH_FN(wrapper_threshold_backward_grad_input));
+  m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(wrapper_upsample_bilinear2d_backward_grad_input));
   m.impl("view_as_real", TORCH_FN(wrapper_view_as_real));
 }

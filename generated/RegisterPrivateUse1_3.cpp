@@ -2,19 +2,24 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 25 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
+// Registers 31 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from.h"
 #include "native/_log_softmax.h"
 #include "native/_reshape_alias.h"
 #include "native/add.h"
 #include "native/addmm.h"
+#include "native/avg_pool2d.h"
+#include "native/avg_pool2d_backward.h"
+#include "native/bernoulli.h"
 #include "native/bmm.h"
 #include "native/cos.h"
 #include "native/div.h"
 #include "native/eq.h"
 #include "native/exp.h"
 #include "native/gt.h"
+#include "native/hardswish.h"
+#include "native/hardtanh.h"
 #include "native/index_select.h"
 #include "native/maximum.h"
 #include "native/native_layer_norm.h"
@@ -24,6 +29,7 @@
 #include "native/sub.h"
 #include "native/sum.h"
 #include "native/tanh.h"
+#include "native/upsample_nearest2d_backward.h"
 #include "native/view.h"
 #include "native/view_as_complex.h"
 #include "native/where.h"
@@ -68,6 +74,26 @@ at::Tensor & wrapper_addmm_out(const at::Tensor & self, const at::Tensor & mat1,
   return foo::addmm_out(self, mat1, mat2, beta, alpha, out);
 }
 
+at::Tensor wrapper_avg_pool2d(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+}
+
+at::Tensor wrapper_avg_pool2d_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::avg_pool2d_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+}
+
+at::Tensor & wrapper_bernoulli__float(at::Tensor & self, double p, ::std::optional<at::Generator> generator) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::bernoulli_(self, p, generator);
+}
+
 at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::bmm.out", "out");
@@ -100,6 +126,16 @@ at::Tensor & wrapper_exp_out(const at::Tensor & self, at::Tensor & out) {
 at::Tensor & wrapper_gt_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::gt_out(self, other, out);
+}
+
+at::Tensor wrapper_hardswish(const at::Tensor & self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardswish(self);
+}
+
+at::Tensor & wrapper_hardtanh_out(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh_out(self, min_val, max_val, out);
 }
 
 at::Tensor & wrapper_index_select_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, at::Tensor & out) {
@@ -162,6 +198,14 @@ at::Tensor wrapper_tanh(const at::Tensor & self) {
   return foo::tanh(self);
 }
 
+at::Tensor & wrapper_upsample_nearest2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::upsample_nearest2d_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::upsample_nearest2d_backward.grad_input", "grad_output");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
+  return foo::upsample_nearest2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h, scales_w, grad_input);
+}
+
 at::Tensor wrapper_view(const at::Tensor & self, c10::SymIntArrayRef size) {
   return foo::view(self, C10_AS_INTARRAYREF_SLOW(size));
 }
@@ -191,12 +235,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_reshape_alias", TORCH_FN(wrapper__reshape_alias));
   m.impl("add.out", TORCH_FN(wrapper_add_out));
   m.impl("addmm.out", TORCH_FN(wrapper_addmm_out));
+  m.impl("avg_pool2d", TORCH_FN(wrapper_avg_pool2d));
+  m.impl("avg_pool2d_backward", TORCH_FN(wrapper_avg_pool2d_backward));
+  m.impl("bernoulli_.float", TORCH_FN(wrapper_bernoulli__float));
   m.impl("bmm.out", TORCH_FN(wrapper_bmm_out));
   m.impl("cos", TORCH_FN(wrapper_cos));
   m.impl("div.out", TORCH_FN(wrapper_div_out));
   m.impl("eq.Tensor_out", TORCH_FN(wrapper_eq_Tensor_out));
   m.impl("exp.out", TORCH_FN(wrapper_exp_out));
   m.impl("gt.Scalar_out", TORCH_FN(wrapper_gt_Scalar_out));
+  m.impl("hardswish", TORCH_FN(wrapper_hardswish));
+  m.impl("hardtanh.out", TORCH_FN(wrapper_hardtanh_out));
   m.impl("index_select.out", TORCH_FN(wrapper_index_select_out));
   m.impl("maximum", TORCH_FN(wrapper_maximum));
   m.impl("native_layer_norm", TORCH_FN(wrapper_native_layer_norm));
@@ -207,6 +256,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub_.Tensor", TORCH_FN(wrapper_sub__Tensor));
   m.impl("sum.IntList_out", TORCH_FN(wrapper_sum_IntList_out));
   m.impl("tanh", TORCH_FN(wrapper_tanh));
+  m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(wrapper_upsample_nearest2d_backward_grad_input));
   m.impl("view", TORCH_FN(wrapper_view));
   m.impl("view_as_complex", TORCH_FN(wrapper_view_as_complex));
   m.impl("where.self", TORCH_FN(wrapper_where_self));

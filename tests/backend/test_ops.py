@@ -1455,8 +1455,159 @@ def _native_group_norm_backward() -> None:
 POOL_INPUTS = [(2, 3, 9, 8), (3, 7, 6)]
 
 
+@op_test("max_pool2d_with_indices", "max_pool2d_with_indices.out")
+def _max_pool2d() -> None:
+    for dtype in (F32, F64, BF16):
+        for shape in POOL_INPUTS:
+            x = rand(shape, dtype)
+            for kwargs in ({"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": (3, 2), "stride": 1, "dilation": 2},
+                           {"kernel_size": 3, "stride": 2, "ceil_mode": True}):
+                check(lambda t, kw=kwargs: F.max_pool2d(t, return_indices=True, **kw), x)
+        check(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), View(rand((2, 3, 9, 8), dtype), _channels_last), layouts=("contiguous",))
+        check_out(lambda t, out: torch.ops.aten.max_pool2d_with_indices.out(t, [3, 3], [2, 2], [1, 1], [1, 1], False, out=out[0], indices=out[1]),
+                  rand((2, 3, 9, 8), dtype), dtype=(dtype, I64))
+    check_outcome(lambda t: F.max_pool2d(t, 3, padding=2), rand((1, 2, 6, 6)))  # padding over half the kernel: the CPU's error
+    check_outcome(lambda t: F.max_pool2d(t, 5), rand((1, 2, 3, 3)))  # output too small
+
+
+@op_test("max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward.grad_input")
+def _max_pool2d_backward() -> None:
+    for dtype in FLOATS:
+        for shape in POOL_INPUTS:
+            x = rand(shape, dtype)
+            for kwargs in ({"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "ceil_mode": True}):
+                g = rand(F.max_pool2d(x, **kwargs).shape, dtype, seed=9)
+                check(_grads_of(lambda t, kw=kwargs: F.max_pool2d(t, **kw), 1), x, Fixed(g), layouts=("contiguous", "transposed", "sliced"))
+        x = rand((2, 3, 9, 8), dtype)
+        out, indices = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+        g = rand(out.shape, dtype, seed=9)
+        check(_grads_of(lambda t: F.max_pool2d(t, 3, 2, 1), 1), View(x, _channels_last), View(g, _channels_last), layouts=("contiguous",))
+        backward = torch.ops.aten.max_pool2d_with_indices_backward.grad_input
+        check_out(lambda g, t, i, out: backward(g, t, [3, 3], [2, 2], [1, 1], [1, 1], False, i, grad_input=out), g, x, Fixed(indices))
+    with pytest.raises(RuntimeError, match="int64 indices"):
+        x = torch.ones(1, 1, 4, 4, device=DEVICE)
+        torch.ops.aten.max_pool2d_with_indices_backward(torch.ones(1, 1, 2, 2, device=DEVICE), x, [2, 2], [2, 2], [0, 0], [1, 1], False,
+                                                        torch.zeros(1, 1, 2, 2, dtype=torch.int32, device=DEVICE))
+
+
 AVG_POOL_KWARGS = [{"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": 3, "padding": 1, "count_include_pad": False},
                    {"kernel_size": 3, "stride": 2, "ceil_mode": True}, {"kernel_size": 2, "divisor_override": 3}]
+
+
+@op_test("avg_pool2d", "avg_pool2d.out")
+def _avg_pool2d() -> None:
+    for dtype in (F32, F64, BF16):
+        tol = LOW_PRECISION if dtype == BF16 else {}
+        for shape in POOL_INPUTS:
+            for kwargs in AVG_POOL_KWARGS:
+                check(lambda t, kw=kwargs: F.avg_pool2d(t, **kw), rand(shape, dtype), **tol)
+        check(lambda t: F.avg_pool2d(t, 3, 2, 1), View(rand((2, 3, 9, 8), dtype), _channels_last), layouts=("contiguous",), **tol)
+        check_out(lambda t, out: torch.ops.aten.avg_pool2d.out(t, [2, 2], [2, 2], [0, 0], False, True, None, out=out),
+                  rand((2, 3, 9, 8), dtype), **tol)
+    check_outcome(lambda t: F.avg_pool2d(t, 2, divisor_override=0), rand((1, 2, 4, 4)))
+
+
+@op_test("avg_pool2d_backward", "avg_pool2d_backward.grad_input")
+def _avg_pool2d_backward() -> None:
+    for dtype in FLOATS:
+        for shape in POOL_INPUTS:
+            x = rand(shape, dtype)
+            for kwargs in AVG_POOL_KWARGS:
+                g = rand(F.avg_pool2d(x, **kwargs).shape, dtype, seed=9)
+                check(_grads_of(lambda t, kw=kwargs: F.avg_pool2d(t, **kw), 1), x, Fixed(g), layouts=("contiguous", "transposed"))
+        x = rand((2, 3, 9, 8), dtype)
+        g = rand((2, 3, 4, 4), dtype, seed=9)
+        check(_grads_of(lambda t: F.avg_pool2d(t, 2), 1), View(x, _channels_last), View(g, _channels_last), layouts=("contiguous",))
+        backward = torch.ops.aten.avg_pool2d_backward.grad_input
+        check_out(lambda g, t, out: backward(g, t, [2, 2], [2, 2], [0, 0], False, True, None, grad_input=out), g, x)
+
+
+@op_test("_adaptive_avg_pool2d")
+def _adaptive_avg_pool2d() -> None:
+    for dtype in (F32, F64, BF16):
+        tol = LOW_PRECISION if dtype == BF16 else {}
+        for shape in POOL_INPUTS:
+            for size in ((3, 2), (7, 7), (1, 1), (2, 5)):
+                check(lambda t, s=size: F.adaptive_avg_pool2d(t, s), rand(shape, dtype), **tol)
+        check(lambda t: F.adaptive_avg_pool2d(t, (3, 3)), View(rand((2, 3, 9, 8), dtype), _channels_last), layouts=("contiguous",), **tol)
+    check_outcome(lambda t: torch.ops.aten._adaptive_avg_pool2d(t, [2, 2]), rand((3, 4)))
+
+
+@op_test("_adaptive_avg_pool2d_backward")
+def _adaptive_avg_pool2d_backward() -> None:
+    for dtype in FLOATS:
+        for shape in POOL_INPUTS:
+            x = rand(shape, dtype)
+            g = rand((*shape[:-2], 3, 2), dtype, seed=9)
+            check(_grads_of(lambda t: F.adaptive_avg_pool2d(t, (3, 2)), 1), x, Fixed(g), layouts=("contiguous", "transposed"))
+        check(_grads_of(lambda t: F.adaptive_avg_pool2d(t, (3, 3)), 1), View(rand((2, 3, 9, 8), dtype), _channels_last),
+              View(rand((2, 3, 3, 3), dtype, seed=9), _channels_last), layouts=("contiguous",))
+
+
+@op_test("upsample_bilinear2d.out", "upsample_nearest2d.out")
+def _upsample() -> None:
+    for dtype in FLOATS:
+        x = rand((2, 3, 4, 5), dtype)
+        check(lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"), x)
+        check(lambda t: F.interpolate(t, size=(7, 3), mode="bilinear", align_corners=True), x)
+        check(lambda t: F.interpolate(t, scale_factor=2, mode="nearest"), x)
+        check(lambda t: F.interpolate(t, size=(9, 6), mode="nearest"), x)
+        check(lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"), View(x, _channels_last), layouts=("contiguous",))
+        check_out(lambda t, out: torch.ops.aten.upsample_bilinear2d.out(t, [6, 7], False, None, None, out=out), x)
+        check_out(lambda t, out: torch.ops.aten.upsample_nearest2d.out(t, [6, 7], None, None, out=out), x)
+
+
+@op_test("upsample_bilinear2d_backward.grad_input", "upsample_nearest2d_backward.grad_input")
+def _upsample_backward() -> None:
+    for dtype in FLOATS:
+        x = rand((2, 3, 4, 5), dtype)
+        for mode, extra in (("bilinear", {"align_corners": False}), ("bilinear", {"align_corners": True}), ("nearest", {})):
+            check(_grads_of(lambda t, m=mode, e=extra: F.interpolate(t, size=(7, 9), mode=m, **e), 1), x, Fixed(rand((2, 3, 7, 9), dtype, seed=9)),
+                  layouts=("contiguous", "transposed"))
+        g = rand((2, 3, 6, 7), dtype, seed=9)
+        bilinear = torch.ops.aten.upsample_bilinear2d_backward.grad_input
+        check_out(lambda g, out: bilinear(g, [6, 7], [2, 3, 4, 5], False, None, None, grad_input=out), g)
+        check_out(lambda g, out: torch.ops.aten.upsample_nearest2d_backward.grad_input(g, [6, 7], [2, 3, 4, 5], None, None, grad_input=out), g)
+
+
+@op_test("embedding_dense_backward")
+def _embedding_dense_backward() -> None:
+    indices = torch.tensor([[1, 4, 4, 0], [9, 1, 1, 1]])
+    for dtype in FLOATS:
+        w, g = rand((10, 6), dtype), rand((2, 4, 6), dtype, seed=9)
+        for index_dtype in (I64, torch.int32):
+            for kwargs in ({}, {"padding_idx": 1}, {"scale_grad_by_freq": True}):
+                check(lambda i, w, g, kw=kwargs: _grads_of(lambda w: F.embedding(i, w, **kw), 1)(w, g), Fixed(indices.to(index_dtype)), w, g,
+                      layouts=("contiguous", "transposed"))
+        check(lambda g, i: torch.ops.aten.embedding_dense_backward(g, i, 10, -1, False), g, Fixed(indices))
+    with pytest.raises(RuntimeError, match="embedding_dim"):
+        torch.ops.aten.embedding_dense_backward(torch.ones(3, 2, device=DEVICE), torch.tensor([1], device=DEVICE), 10, -1, False)
+
+
+@op_test("native_dropout")
+def _native_dropout() -> None:
+    for dtype in (F32, F64, BF16):
+        for p in (0.0, 0.3, 1.0):
+            for shape in ((5,), (40, 30)):
+                x = rand(shape, dtype)
+                for layout in ("contiguous", "transposed"):
+                    # the mask comes from the device's generator: the same seed draws the same mask as on the CPU
+                    _same_stream(lambda dev, p=p, x=x, layout=layout: torch.native_dropout(place([x], dev, layout)[0], p, True))
+        check(lambda t: torch.native_dropout(t, 0.3, False), rand((4, 5), dtype))
+        _same_stream(lambda dev: F.dropout(rand((8, 9), dtype).to(dev), 0.25, training=True))
+    check(lambda t: torch.native_dropout(t, 0.3, True), torch.empty(0, 3))
+
+
+@op_test("native_dropout_backward")
+def _native_dropout_backward() -> None:
+    for dtype in FLOATS:
+        g, mask = rand((4, 5), dtype, seed=9), rand((4, 5), BOOL, seed=2)
+        check(lambda g, m: torch.ops.aten.native_dropout_backward(g, m, 1.25), g, mask)
+        _same_stream(lambda dev: _grads_of(lambda t: F.dropout(t, 0.2, training=True), 1)(rand((6, 7), dtype).to(dev), g.new_ones(6, 7).to(dev))[0])
+    with pytest.raises(RuntimeError, match="Bool"):
+        torch.ops.aten.native_dropout_backward(torch.ones(3, device=DEVICE), torch.ones(3, device=DEVICE), 2.0)
+    with pytest.raises(RuntimeError, match="cpu"):
+        torch.ops.aten.native_dropout_backward(torch.ones(3, device=DEVICE), torch.tensor(True), 2.0)
 
 
 # ---- Optimizers -----------------------------------------------------------------------------------
@@ -1547,6 +1698,62 @@ def _comparison(name: str) -> None:
 # ---- Activations of mobile CNNs ---------------------------------------------------------------
 
 
+@op_test("hardtanh.out", "hardtanh", "hardtanh_")
+def _hardtanh() -> None:
+    for dtype in (F32, F64, I64):
+        for shape in SHAPES:
+            x = rand(shape, dtype)
+            check(lambda t: F.hardtanh(t, -1.5, 2), x)
+            check(F.relu6, x)
+            check_inplace(lambda t: F.hardtanh(t, -1, 1, inplace=True), x)
+        check_out(lambda t, out: torch.ops.aten.hardtanh.out(t, -1, 1, out=out), rand((3, 4), dtype))
+    check_outcome(F.hardtanh, rand((3,), BOOL))
+
+
+@op_test("hardtanh_backward.grad_input", "hardtanh_backward")
+def _hardtanh_backward() -> None:
+    for dtype in FLOATS:
+        g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
+        check(_grad_of(F.relu6), rand((3, 4), dtype, low=-2, high=8), g, layouts=("contiguous", "transposed"))
+        check(lambda g, x: torch.ops.aten.hardtanh_backward(g, x, -1.0, 1.0), g, x)
+        check_out(lambda g, x, out: torch.ops.aten.hardtanh_backward.grad_input(g, x, -1, 1, grad_input=out), g, x)
+
+
+@op_test("hardswish.out", "hardswish", "hardswish_")
+def _hardswish() -> None:
+    for dtype in FLOATS:
+        for shape in SHAPES:
+            check(F.hardswish, rand(shape, dtype, low=-5, high=5))
+        check_inplace(lambda t: F.hardswish(t, inplace=True), rand((3, 4), dtype, low=-5, high=5))
+        check_out(lambda t, out: torch.ops.aten.hardswish.out(t, out=out), rand((3, 4), dtype))
+    check(F.hardswish, View(rand((2, 3, 4, 5)), _channels_last), layouts=("contiguous",))
+
+
+@op_test("hardswish_backward")
+def _hardswish_backward() -> None:
+    for dtype in FLOATS:
+        g = rand((3, 4), dtype, seed=3)
+        check(_grad_of(F.hardswish), rand((3, 4), dtype, low=-5, high=5), g, layouts=("contiguous", "transposed"))
+        check(torch.ops.aten.hardswish_backward, g, rand((3, 4), dtype, low=-5, high=5))
+
+
+@op_test("hardsigmoid.out")
+def _hardsigmoid() -> None:
+    for dtype in FLOATS:
+        for shape in SHAPES:
+            check(F.hardsigmoid, rand(shape, dtype, low=-5, high=5))
+        check_inplace(lambda t: F.hardsigmoid(t, inplace=True), rand((3, 4), dtype, low=-5, high=5))
+        check_out(lambda t, out: torch.ops.aten.hardsigmoid.out(t, out=out), rand((3, 4), dtype))
+
+
+@op_test("hardsigmoid_backward.grad_input")
+def _hardsigmoid_backward() -> None:
+    for dtype in FLOATS:
+        g = rand((3, 4), dtype, seed=3)
+        check(_grad_of(F.hardsigmoid), rand((3, 4), dtype, low=-5, high=5), g, layouts=("contiguous", "transposed"))
+        check_out(lambda g, x, out: torch.ops.aten.hardsigmoid_backward.grad_input(g, x, grad_input=out), g, rand((3, 4), dtype))
+
+
 # ---- Random numbers ------------------------------------------------------------------------
 
 
@@ -1582,6 +1789,33 @@ def _uniform() -> None:
     assert x.min().item() >= -1 and x.max().item() < 3
     with pytest.raises(RuntimeError, match="from"):
         torch.empty(3, device=DEVICE).uniform_(2.0, 1.0)
+
+
+@op_test("bernoulli_.float")
+def _bernoulli() -> None:
+    for p in (0.0, 0.3, 1.0):
+        _same_stream(lambda dev, p=p: torch.empty(40, 30, device=dev).bernoulli_(p))
+    _same_stream(lambda dev: torch.empty(6, 8, dtype=F64, device=dev).t().bernoulli_(0.5))
+    _same_stream(lambda dev: torch.empty(100, dtype=BOOL, device=dev).bernoulli_(0.5))
+    g_foo = torch.Generator(device=DEVICE).manual_seed(7)
+    g_cpu = torch.Generator().manual_seed(7)
+    assert_same(torch.empty(100, device=DEVICE).bernoulli_(0.4, generator=g_foo), torch.empty(100).bernoulli_(0.4, generator=g_cpu), rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="p"):
+        torch.empty(3, device=DEVICE).bernoulli_(1.5)
+
+
+@op_test("random_.from", "random_.to", "random_")
+def _random() -> None:
+    for dtype in (F32, F64, I64, torch.int32, BOOL):
+        _same_stream(lambda dev, d=dtype: torch.empty(50, dtype=d, device=dev).random_())
+        _same_stream(lambda dev, d=dtype: torch.empty(50, dtype=d, device=dev).random_(2))
+    _same_stream(lambda dev: torch.randint(-5, 10, (7, 9), device=dev))
+    _same_stream(lambda dev: torch.empty(6, 8, device=dev).t().random_(3, 9))
+    g_foo = torch.Generator(device=DEVICE).manual_seed(7)
+    g_cpu = torch.Generator().manual_seed(7)
+    assert_same(torch.randint(0, 100, (30,), device=DEVICE, generator=g_foo), torch.randint(0, 100, (30,), generator=g_cpu), rtol=0, atol=0)
+    with pytest.raises(RuntimeError):
+        torch.empty(3, dtype=torch.uint8, device=DEVICE).random_(0, 1000)
 
 
 def test_randn_after_global_manual_seed_matches_cpu() -> None:
