@@ -1277,6 +1277,17 @@ def _clamp() -> None:
 
 
 
+@op_test("clamp_min.Tensor_out")
+def _clamp_min_tensor() -> None:
+    for dtype in (F32, F64, I64):
+        a, b = rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
+        check(torch.clamp_min, a, b)
+        check(lambda x, y: torch.clamp_min(x, y[0]), a, b)
+        check_inplace(lambda x, y: x.clamp_min_(y), a, b)
+        check_out(lambda x, y, out: torch.clamp_min(x, y, out=out), a, b)
+    check(torch.clamp_min, torch.tensor([float("nan"), 1.0]), torch.tensor([0.0, float("nan")]))
+
+
 @op_test("cat.out")
 def _cat() -> None:
     for dtype in (F32, I64, BOOL):
@@ -1631,6 +1642,33 @@ def _pointwise_ternary(fn: Callable[..., torch.Tensor], inplace: Callable[..., t
         inplace(torch.ones(2, device=DEVICE), torch.ones(2), torch.ones(2, device=DEVICE))
 
 
+@op_test("addcmul.out", "addcmul", "addcmul_")
+def _addcmul() -> None:
+    _pointwise_ternary(lambda x, y, z: torch.addcmul(x, y, z, value=0.5), lambda x, y, z: x.addcmul_(y, z, value=-2))
+    check(lambda x, y, z: torch.addcmul(x, y, z), rand((3, 4), I64), rand((3, 4), I64, seed=1), rand((3, 4), I64, seed=2))
+    check_out(lambda x, y, z, out: torch.addcmul(x, y, z, value=3, out=out), rand((3, 4)), rand((3, 4), seed=1), rand((4,), seed=2))
+
+
+@op_test("addcdiv.out", "addcdiv", "addcdiv_")
+def _addcdiv() -> None:
+    _pointwise_ternary(lambda x, y, z: torch.addcdiv(x, y, z, value=0.5), lambda x, y, z: x.addcdiv_(y, z, value=-2), low=0.5)
+    check_outcome(lambda x, y, z: torch.addcdiv(x, y, z), rand((3, 4), I64), rand((3, 4), I64, seed=1), rand((3, 4), I64, low=1, seed=2))
+    check_out(lambda x, y, z, out: torch.addcdiv(x, y, z, value=3, out=out), rand((3, 4)), rand((3, 4), seed=1), rand((4,), low=0.5, seed=2))
+
+
+@op_test("lerp.Scalar_out", "lerp.Scalar", "lerp_.Scalar")
+def _lerp_scalar() -> None:
+    for weight in (0.1, 0.7, -1.5):
+        _pointwise_ternary(lambda x, y, z, w=weight: torch.lerp(x, y + 0 * z, w), lambda x, y, z, w=weight: x.lerp_(y + 0 * z, w))
+    check_out(lambda x, y, out: torch.lerp(x, y, 0.25, out=out), rand((3, 4)), rand((4,), seed=1))
+
+
+@op_test("lerp.Tensor_out", "lerp.Tensor", "lerp_.Tensor")
+def _lerp_tensor() -> None:
+    _pointwise_ternary(torch.lerp, lambda x, y, z: x.lerp_(y, z), low=0)
+    check_out(lambda x, y, z, out: torch.lerp(x, y, z, out=out), rand((3, 4)), rand((4,), seed=1), rand((3, 1), low=0, seed=2))
+
+
 def _lists(shapes: Sequence[tuple[int, ...]], dtype: torch.dtype, seed: int, *, low: float = -3) -> list[torch.Tensor]:
     return [rand(s, dtype, low=low, seed=seed + i) for i, s in enumerate(shapes)]
 
@@ -1666,6 +1704,92 @@ def _foreach_case(
             fn([torch.ones(2, device=DEVICE)], *([[torch.ones(2)]] * (n_lists - 1)))
 
 
+@op_test("_foreach_add_.Scalar", "_foreach_add_.List", "_foreach_add.List")
+def _foreach_add() -> None:
+    _foreach_case(lambda s: torch._foreach_add_(s, 0.5), 1, inplace=True)
+    _foreach_case(lambda s, o: torch._foreach_add_(s, o, alpha=-0.1), 2, inplace=True)
+    _foreach_case(lambda s, o: torch._foreach_add(s, o, alpha=2), 2, inplace=False)
+    # integer lists take PyTorch's loop, with the CPU's promotion and errors
+    check_outcome(lambda s, o: torch._foreach_add(s, o), _lists(FOREACH_SHAPES, I64, 0), _lists(FOREACH_SHAPES, F32, 5), layouts=("contiguous",))
+    check_outcome(lambda s: (torch._foreach_add_(s, 0.5), s)[1], _lists(FOREACH_SHAPES, I64, 0), layouts=("contiguous",))
+
+
+@op_test("_foreach_mul_.Scalar", "_foreach_mul.Scalar", "_foreach_mul_.Tensor")
+def _foreach_mul() -> None:
+    _foreach_case(lambda s: torch._foreach_mul_(s, 0.9), 1, inplace=True)
+    _foreach_case(lambda s: torch._foreach_mul(s, -2), 1, inplace=False)
+    for factor in (torch.tensor(0.25), torch.tensor(0.25, dtype=F64)):
+        _foreach_case(lambda s, f=factor: torch._foreach_mul_(s, f.to(s[0].device)), 1, inplace=True)
+        _foreach_case(lambda s, f=factor: torch._foreach_mul_(s, f), 1, inplace=True)  # a CPU scalar tensor
+    with pytest.raises(RuntimeError):
+        torch._foreach_mul_([torch.ones(2, device=DEVICE)], torch.ones(2, device=DEVICE))
+
+
+@op_test("_foreach_lerp_.Scalar")
+def _foreach_lerp() -> None:
+    _foreach_case(lambda s, e: torch._foreach_lerp_(s, e, 0.1), 2, inplace=True)
+
+
+@op_test("_foreach_addcmul_.Scalar")
+def _foreach_addcmul() -> None:
+    _foreach_case(lambda s, a, b: torch._foreach_addcmul_(s, a, b, 0.001), 3, inplace=True)
+    _foreach_case(lambda s, a: torch._foreach_addcmul_(s, a, a, 0.5), 2, inplace=True)  # Adam: grads twice
+
+
+@op_test("_foreach_addcdiv_.Scalar", "_foreach_addcdiv_.ScalarList")
+def _foreach_addcdiv() -> None:
+    _foreach_case(lambda s, a, b: torch._foreach_addcdiv_(s, a, b, -0.01), 3, inplace=True, low=0.5)
+    _foreach_case(lambda s, a, b: torch._foreach_addcdiv_(s, a, b, [-0.1 * (i + 1) for i in range(len(s))]), 3, inplace=True, low=0.5)
+    with pytest.raises(RuntimeError):
+        x = [torch.ones(2, device=DEVICE)] * 2
+        torch._foreach_addcdiv_(x, x, x, [1.0])
+
+
+@op_test("_foreach_div_.ScalarList")
+def _foreach_div() -> None:
+    _foreach_case(lambda s: torch._foreach_div_(s, [0.5 + i for i in range(len(s))]), 1, inplace=True)
+    with pytest.raises(RuntimeError):
+        torch._foreach_div_([torch.ones(2, device=DEVICE)], [1.0, 2.0])
+
+
+@op_test("_foreach_sqrt", "_foreach_sqrt_")
+def _foreach_sqrt() -> None:
+    _foreach_case(torch._foreach_sqrt, 1, inplace=False, low=0)
+    _foreach_case(torch._foreach_sqrt_, 1, inplace=True, low=0)
+    check_outcome(torch._foreach_sqrt, _lists(FOREACH_SHAPES, I64, 0, low=0), layouts=("contiguous",))  # promotes to float
+
+
+@op_test("_foreach_maximum_.List")
+def _foreach_maximum() -> None:
+    _foreach_case(torch._foreach_maximum_, 2, inplace=True)
+
+
+@op_test("_foreach_neg")
+def _foreach_neg() -> None:
+    _foreach_case(torch._foreach_neg, 1, inplace=False)
+
+
+@op_test("_foreach_zero_")
+def _foreach_zero() -> None:
+    _foreach_case(torch._foreach_zero_, 1, inplace=True, dtypes=(F32, F64, I64, BOOL))
+
+
+@op_test("_foreach_norm.Scalar")
+def _foreach_norm() -> None:
+    for ord_ in (2, 1, float("inf")):
+        _foreach_case(lambda s, o=ord_: torch._foreach_norm(s, o), 1, inplace=False)
+    _foreach_case(lambda s: torch._foreach_norm(s, 2, dtype=F64), 1, inplace=False, dtypes=(F32,))
+    # what clip_grad_norm_ does with them
+    def clip(*grads: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        params = [torch.zeros_like(g).requires_grad_() for g in grads]
+        for p, g in zip(params, grads, strict=True):
+            p.grad = g.clone()
+        total = torch.nn.utils.clip_grad_norm_(params, 1.0)
+        return total, [p.grad for p in params]
+
+    check(clip, *_lists(FOREACH_SHAPES, F32, 3), layouts=("contiguous",))
+
+
 def _optimizer_step(make: Callable[[list[torch.Tensor]], torch.optim.Optimizer], steps: int = 3) -> Callable[..., list[torch.Tensor]]:
     """Parameters after `steps` steps of an optimizer, with gradients made from the parameters."""
 
@@ -1681,7 +1805,64 @@ def _optimizer_step(make: Callable[[list[torch.Tensor]], torch.optim.Optimizer],
     return run
 
 
+@op_test("_fused_adam_", "_fused_adam_.tensor_lr", "_fused_adamw_", "_fused_adamw_.tensor_lr")
+def _fused_adam() -> None:
+    for optimizer in (torch.optim.Adam, torch.optim.AdamW):
+        for dtype in (F32, F64):
+            params = _lists(FOREACH_SHAPES, dtype, 0)
+            for kwargs in ({}, {"weight_decay": 0.1, "amsgrad": True}, {"maximize": True}, {"lr": torch.tensor(0.01)}):
+                check(_optimizer_step(lambda p, kw=kwargs: optimizer(p, fused=True, **kw)), *params, layouts=("contiguous",))
+            # the fused kernel computes as the for-loop one does, up to rounding
+            fused = _optimizer_step(lambda p: optimizer(p, fused=True))(*[p.to(DEVICE) for p in params])
+            looped = _optimizer_step(lambda p: optimizer(p, foreach=False))(*params)
+            assert_same(fused, looped, rtol=1e-5, atol=1e-6)
+    fused_adam = torch.ops.aten._fused_adam_
+    p = [torch.ones(2, 2, device=DEVICE)]
+    steps = [torch.ones((), device=DEVICE)]
+    common = {"lr": 0.1, "beta1": 0.9, "beta2": 0.99, "weight_decay": 0.0, "eps": 1e-8, "amsgrad": False, "maximize": False}
+    with pytest.raises(RuntimeError, match="must be contiguous"):
+        fused_adam([torch.ones(2, 2, device=DEVICE).t()], p, p, p, [], steps, **common)
+    with pytest.raises(RuntimeError, match="exp_avgs.*Float|Double"):
+        fused_adam(p, p, [torch.ones(2, 2, dtype=F64, device=DEVICE)], p, [], steps, **common)
+    with pytest.raises(RuntimeError, match="foo:1"):
+        fused_adam(p, [torch.ones(2, 2, device="foo:1")], p, p, [], steps, **common)
+    with pytest.raises(RuntimeError, match="state_steps"):
+        fused_adam(p, p, p, p, [], [torch.ones(())], **common)
+    with pytest.raises(RuntimeError, match="grad_scale"):
+        fused_adam(p, p, p, p, [], steps, grad_scale=torch.ones((), dtype=F64, device=DEVICE), **common)
+
+
+@op_test("_fused_sgd_", "_fused_sgd_.tensor_lr")
+def _fused_sgd() -> None:
+    for dtype in (F32, F64):
+        params = _lists(FOREACH_SHAPES, dtype, 0)
+        for kwargs in ({"momentum": 0.9}, {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01}, {}, {"lr": torch.tensor(0.05), "momentum": 0.5}):
+            check(_optimizer_step(lambda p, kw=kwargs: torch.optim.SGD(p, **{"lr": 0.1, **kw}, fused=True)), *params, layouts=("contiguous",))
+    with pytest.raises(RuntimeError, match="momentum_buffer_list"):
+        p = [torch.ones(2, device=DEVICE)]
+        torch.ops.aten._fused_sgd_(p, p, p, weight_decay=0.0, momentum=0.0, lr=0.1, dampening=0.0, nesterov=False, maximize=False, is_first_step=True)
+
+
 # ---- Elementwise, comparisons and factories of transformer blocks ------------------------------
+
+
+@op_test("reciprocal.out")
+def _reciprocal() -> None:
+    for dtype in (F32, F64, I64):
+        check(torch.reciprocal, rand((3, 4), dtype, low=1))
+        check_out(lambda t, out: torch.reciprocal(t, out=out), rand((3, 4), dtype, low=1), dtype=F32 if dtype == I64 else dtype)
+    check_inplace(torch.reciprocal_, rand((3, 4), low=0.5))
+    check(lambda t: 1.0 / t, rand((3, 4), low=0.5))
+
+
+@op_test("minimum.out")
+def _minimum() -> None:
+    for dtype in (F32, F64, I64, BOOL):
+        a, b = rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
+        check(torch.minimum, a, b)
+        check(lambda x, y: torch.minimum(x, y[0]), a, b)
+        check_out(lambda x, y, out: torch.minimum(x, y, out=out), a, b)
+    check(torch.minimum, torch.tensor([float("nan"), 1.0]), torch.tensor([0.0, float("nan")]))
 
 
 def _comparison(name: str) -> None:
@@ -1693,6 +1874,146 @@ def _comparison(name: str) -> None:
         check_out(lambda t, out: fn(t, 1, out=out), x, dtype=BOOL)
         check_inplace(lambda t: getattr(t, name + "_")(1), x)
     check(lambda t: fn(t, 0.0), torch.tensor([float("nan"), 0.0, -1.0]))
+
+
+@op_test("eq.Scalar_out")
+def _eq_scalar() -> None:
+    _comparison("eq")
+
+
+@op_test("ne.Scalar_out")
+def _ne_scalar() -> None:
+    _comparison("ne")
+
+
+@op_test("lt.Scalar_out")
+def _lt_scalar() -> None:
+    _comparison("lt")
+
+
+@op_test("ge.Scalar_out")
+def _ge_scalar() -> None:
+    _comparison("ge")
+
+
+def _comparison_tensor(name: str) -> None:
+    fn = getattr(torch, name)
+    for dtype in (F32, F64, I64, BOOL):
+        a, b = rand((3, 4), dtype, low=-1, high=1), rand((3, 4), dtype, low=-1, high=1, seed=1)
+        check(fn, a, b)
+        check(fn, a, a)
+        check(lambda x, y: fn(x, y[1]), a, b)  # broadcasting
+        check(lambda x: fn(x, torch.tensor(0)), a)  # a CPU scalar tensor
+        check_out(lambda x, y, out: fn(x, y, out=out), a, b, dtype=BOOL)
+        check_inplace(lambda x, y: getattr(x, name + "_")(y), a, b)
+    check(fn, rand((3, 4), I64), rand((3, 4), F32))  # promotion
+    check(fn, torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan"), 2.0]))
+    with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
+        fn(torch.ones(2, device="foo:0"), torch.ones(2, device="foo:1"))
+
+
+for _name in ("ge", "ne", "lt", "gt"):
+    op_test(_name + ".Tensor_out")(lambda name=_name: _comparison_tensor(name))
+
+
+@op_test("isneginf.out")
+def _isneginf() -> None:
+    for dtype in (F32, F64, I64, BOOL):
+        check(torch.isneginf, rand((3, 4), dtype))
+    x = torch.tensor([float("-inf"), float("inf"), float("nan"), 0.0, -1e38])
+    check(torch.isneginf, x)
+    check_out(lambda t, out: torch.isneginf(t, out=out), x, dtype=BOOL)
+
+
+@op_test("bitwise_and.Tensor_out")
+def _bitwise_and() -> None:
+    for dtype in (BOOL, I64, torch.int32):
+        a, b = rand((3, 4), dtype, low=-9, high=9), rand((3, 4), dtype, low=-9, high=9, seed=1)
+        check(torch.bitwise_and, a, b)
+        check(lambda x, y: x & y[0], a, b)
+        check_out(lambda x, y, out: torch.bitwise_and(x, y, out=out), a, b)
+        check_inplace(lambda x, y: x.bitwise_and_(y), a, b)
+    check_outcome(torch.bitwise_and, rand((3, 4)), rand((3, 4), seed=1))  # floats: the CPU's error
+
+
+@op_test("all.out", "all.all_out")
+def _all() -> None:
+    for dtype in (F32, I64, BOOL):
+        x = rand((3, 4, 5), dtype, low=0, high=1)
+        check(torch.all, x)
+        for dim in (0, -1):
+            check(lambda t, d=dim: torch.all(t, d), x)
+            check(lambda t, d=dim: torch.all(t, d, keepdim=True), x)
+        check_out(lambda t, out: torch.all(t, 1, out=out), x, dtype=BOOL)
+        check_out(lambda t, out: torch.all(t, out=out), x, dtype=BOOL)
+    check(torch.all, torch.ones(0, 3))
+
+
+@op_test("linalg_vector_norm.out")
+def _linalg_vector_norm() -> None:
+    for dtype in FLOATS:
+        x = rand((3, 4, 5), dtype)
+        for ord_ in (2, 1, float("inf"), 0.5, 0):
+            check(lambda t, o=ord_: torch.linalg.vector_norm(t, o), x)
+            check(lambda t, o=ord_: torch.linalg.vector_norm(t, o, dim=(0, 2), keepdim=True), x)
+        check_out(lambda t, out: torch.linalg.vector_norm(t, 2, dim=1, out=out), x)
+    check(lambda t: torch.linalg.vector_norm(t, dtype=F64), rand((3, 4)))
+    check(_grad_of(lambda t: torch.linalg.vector_norm(t)), rand((3, 4)), Fixed(torch.tensor(2.0)), layouts=("contiguous", "transposed"))
+
+
+@op_test("arange.start_out")
+def _arange() -> None:
+    for args, kwargs in [((5,), {}), ((2, 9), {}), ((0, 1, 0.1), {}), ((10, 0, -3), {}), ((3,), {"dtype": F64}), ((1.5, 4.0), {"dtype": F32})]:
+        with no_fallback():
+            on_foo = torch.arange(*args, device=DEVICE, **kwargs)
+        assert_same(on_foo, torch.arange(*args, **kwargs))
+    check_out(lambda t, out: torch.arange(2, 11, 3, out=out), rand((3,)), dtype=I64)
+    with pytest.raises(RuntimeError):
+        torch.arange(0, 10, -1, device=DEVICE)
+
+
+@op_test("tril.out", "triu.out")
+def _tril_triu() -> None:
+    for fn in (torch.tril, torch.triu):
+        for dtype in (F32, I64, BOOL):
+            x = rand((4, 5), dtype)
+            for diagonal in (0, 1, -2):
+                check(lambda t, d=diagonal: fn(t, d), x)
+            check(lambda t: fn(t), rand((2, 3, 4), dtype))
+            check_out(lambda t, out: fn(t, 1, out=out), x)
+            check_inplace(lambda t: getattr(t, fn.__name__ + "_")(-1), x)
+        check_outcome(fn, rand((3,)))  # one dimension: the CPU's error
+    # a causal mask, as transformers build it
+    check(lambda t: torch.tril(torch.ones(5, 5, dtype=BOOL, device=t.device)) & (t > 0), rand((5, 5)), layouts=("contiguous",))
+
+
+@op_test("roll")
+def _roll() -> None:
+    for dtype in (F32, I64, BOOL):
+        x = rand((4, 5, 3), dtype)
+        check(lambda t: torch.roll(t, 2), x)
+        check(lambda t: torch.roll(t, (1, -2), (0, 1)), x)
+        check(lambda t: torch.roll(t, -3, 2), x)
+    check(lambda t: torch.roll(t, (-2, -2), (1, 2)), View(rand((2, 3, 6, 6)), _channels_last), layouts=("contiguous",))  # Swin's shift
+    check_outcome(lambda t: torch.roll(t, (1, 2), (0,)), rand((3, 4)))
+
+
+@op_test("_index_put_impl_")
+def _index_put() -> None:
+    for dtype in (F32, F64, I64):
+        x, values = rand((6, 4), dtype), rand((3, 4), dtype, seed=1)
+        i = torch.tensor([5, 0, 5])
+        for accumulate in (False, True):
+            check_inplace(lambda t, i, v, a=accumulate: t.index_put_((i,), v, accumulate=a), x, Fixed(i), Fixed(values))
+            check(lambda t, i, v, a=accumulate: torch.index_put(t, (i,), v, accumulate=a), x, Fixed(i), Fixed(values))
+        check_inplace(lambda t, i, j: t.index_put_((i, j), torch.tensor(7, dtype=t.dtype)), x, Fixed(i), Fixed(torch.tensor([1, 2, 3])))
+        check_inplace(lambda t, m: t.index_put_((m,), torch.tensor(2, dtype=t.dtype)), x, Fixed(rand((6, 4), BOOL)))
+    # the gradient of indexing by a tensor (relative position biases) accumulates
+    table, index = rand((7, 3)), torch.tensor([[0, 6, 6], [2, 2, 0]])
+    check(lambda w, i, g: _grads_of(lambda w: w[i], 1)(w, g), table, Fixed(index), Fixed(rand((2, 3, 3), seed=9)),
+          layouts=("contiguous", "transposed"))
+    with pytest.raises(IndexError):
+        torch.zeros(3, device=DEVICE).index_put_((torch.tensor([5], device=DEVICE),), torch.tensor(1.0, device=DEVICE))
 
 
 # ---- Activations of mobile CNNs ---------------------------------------------------------------

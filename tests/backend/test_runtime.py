@@ -38,7 +38,7 @@ FALLBACK_CASES: list[tuple[str, Callable[[torch.Tensor], object]]] = [
     ("aten::sort.values_stable", lambda t: tuple(torch.sort(t, 1))),
     ("aten::topk.values", lambda t: tuple(torch.topk(t, 2, 1))),  # fallback.explicit
     ("aten::cumsum.out", lambda t: torch.cumsum(t, 0)),  # fallback.explicit
-    ("aten::tril.out", lambda t: torch.tril(t)),
+    ("aten::flip", lambda t: torch.flip(t, (0,))),
     ("aten::median", lambda t: torch.median(t)),
 ]
 
