@@ -10,10 +10,10 @@ transient slow spell of the machine -- a shared 2-core VM shows them -- skews ne
                in-place op (add_), and where and index_select. Small tensors: every op, each with its
                ratio, then their geometric mean and the worst ratio. Large tensors: add, maximum, exp,
                timed to their completion (a synchronize per call on foo).
-* fallback op: torch.minimum(a, b) on foo. minimum is maximum's twin (same ATen CPU kernel
+* fallback op: torch.fmax(a, b) on foo. fmax is maximum's twin (same ATen CPU kernel
                structure and cost) but has no foo kernel, so it runs through the boxed CPU fallback
                (arguments copied to the host, result copied back). Compared with maximum on foo
-               (native) and with minimum on the CPU.
+               (native) and with fmax on the CPU.
 * allocation:  torch.empty(256) (1 KiB float32) on foo (caching device allocator) vs the CPU.
 * launch path: on a side stream (its context entered once, outside the timed loop: what is measured
                is the launch, not Python's context manager), dst.copy_(pinned, non_blocking=True) and
@@ -158,10 +158,10 @@ def worker(profiling: bool) -> dict[str, float]:
         tensors = {device: _tensors(n, device) for device in ("cpu", "foo")}
         ops = list(NATIVE_OPS) if label == "small" else list(LARGE_OPS)
         cases: dict[str, Callable[[], object]] = {}
-        for op in ops + ["minimum"]:
+        for op in ops + ["fmax"]:
             for device, t in tensors.items():
-                if op == "minimum":  # foo: the CPU fallback
-                    call = lambda t=t: torch.minimum(t["a"], t["b"])  # noqa: E731
+                if op == "fmax":  # foo: the CPU fallback
+                    call = lambda t=t: torch.fmax(t["a"], t["b"])  # noqa: E731
                 else:
                     call = lambda t=t, fn=NATIVE_OPS[op][1]: fn(t)  # noqa: E731
                 if label == "large" and device == "foo":
@@ -211,7 +211,7 @@ def worker(profiling: bool) -> dict[str, float]:
     fell_back = torch.foo.fallback_counts()
     native = {name for _, _, names in NATIVE_OPS.values() for name in names}
     assert not native & set(fell_back), f"native ops ran through the CPU fallback: {fell_back}"
-    assert fell_back.get("aten::minimum.out", 0) > 0, "minimum did not run through the fallback"
+    assert fell_back.get("aten::fmax.out", 0) > 0, "fmax did not run through the fallback"
     return results
 
 
@@ -250,10 +250,10 @@ def report(runs: dict[str, dict[str, float]]) -> None:
                 worst = max(ratios, key=ratios.__getitem__)
                 print(f"{f'  native ops, {size}: geometric mean':<68}{geomean:>9.2f}  <= {goal}: {verdict(geomean, goal)}")
                 print(f"{f'  native ops, {size}: worst ({worst})':<68}{ratios[worst]:>9.2f}  <= {goal}: {verdict(ratios[worst], goal)}")
-            cpu, foo = r[f"minimum/cpu/{label}"], r[f"minimum/foo/{label}"]
+            cpu, foo = r[f"fmax/cpu/{label}"], r[f"fmax/foo/{label}"]
             native = r[f"maximum/foo/{label}"]
             print(
-                f"{'minimum via CPU fallback, ' + size:<48}{cpu:>10.2f}{foo:>10.2f}{foo / cpu:>9.2f}"
+                f"{'fmax via CPU fallback, ' + size:<48}{cpu:>10.2f}{foo:>10.2f}{foo / cpu:>9.2f}"
                 f"  (no goal; {foo / native:.1f}x foo-native maximum)"
             )
         cpu, foo = r["alloc/cpu"], r["alloc/foo"]
@@ -271,7 +271,7 @@ def report(runs: dict[str, dict[str, float]]) -> None:
     on, off, blocking = runs["on"], runs["off"], runs["blocking"]
     print("\ncost of memory protection (foo, on/off): " + ", ".join(
         f"{key.replace('/foo', '')} {on[key] / off[key]:.2f}x"
-        for key in ("add/foo/small", "add/foo/large", "minimum/foo/small", "minimum/foo/large", "alloc/foo")
+        for key in ("add/foo/small", "add/foo/large", "fmax/foo/small", "fmax/foo/large", "alloc/foo")
     ))
     print("cost of asynchronous streams (foo, async/blocking): " + ", ".join(
         f"{key.replace('/foo', '')} {on[key] / blocking[key]:.2f}x"

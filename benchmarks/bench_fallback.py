@@ -7,9 +7,9 @@ SCAFFOLD_HOST_VIEW_FALLBACK=0 the same build copies every tensor to the host and
 cpu_fallback). Each mode runs in its own subprocess (the switch is read once), measuring the same
 calls on foo and on the CPU, so every ratio is against a CPU baseline taken in the same process.
 
-The ops cover elementwise (atan2, minimum), reductions (prod, std), in-place (clamp_min_, atan2_)
-and out= (atan2, minimum); no view reaches the fallback any more (see OPS). Where foo has a native
-kernel for a twin of the op (same ATen CPU kernel structure: maximum for minimum, sum for prod,
+The ops cover elementwise (atan2, fmax), reductions (prod, std), in-place (clamp_min_, atan2_)
+and out= (atan2, fmax); no view reaches the fallback any more (see OPS). Where foo has a native
+kernel for a twin of the op (same ATen CPU kernel structure: maximum for fmax, sum for prod,
 relu_ for clamp_min_), its time is shown as "native". Each figure is the median over many timed samples, the
 lowest of ROUNDS interleaved rounds. Goals: zero-copy within 2x of the CPU for 16
 elements and 1.2x for 4M elements (geometric means, in-place ops included). Always exits 0.
@@ -42,8 +42,8 @@ Case = Callable[[dict[str, Any]], object]
 # name -> (what the table calls it, kind, the call, the op the fallback must count, native twin or None)
 OPS: dict[str, tuple[str, str, Case, str, Case | None]] = {
     "atan2": ("atan2(a, b)", "elementwise", lambda t: torch.atan2(t["a"], t["b"]), "aten::atan2.out", None),
-    "minimum": (
-        "minimum(a, b)", "elementwise", lambda t: torch.minimum(t["a"], t["b"]), "aten::minimum.out",
+    "fmax": (
+        "fmax(a, b)", "elementwise", lambda t: torch.fmax(t["a"], t["b"]), "aten::fmax.out",
         lambda t: torch.maximum(t["a"], t["b"]),
     ),
     "prod": ("prod(a)", "reduction", lambda t: torch.prod(t["a"]), "aten::prod", lambda t: torch.sum(t["a"])),
@@ -56,9 +56,9 @@ OPS: dict[str, tuple[str, str, Case, str, Case | None]] = {
     "atan2_out": (
         "atan2(a, b, out=out)", "out=", lambda t: torch.atan2(t["a"], t["b"], out=t["out"]), "aten::atan2.out", None,
     ),
-    "minimum_out": (
-        "minimum(a, b, out=out)", "out=", lambda t: torch.minimum(t["a"], t["b"], out=t["out"]),
-        "aten::minimum.out", lambda t: torch.maximum(t["a"], t["b"], out=t["out"]),
+    "fmax_out": (
+        "fmax(a, b, out=out)", "out=", lambda t: torch.fmax(t["a"], t["b"], out=t["out"]),
+        "aten::fmax.out", lambda t: torch.maximum(t["a"], t["b"], out=t["out"]),
     ),
 }
 # No view: the dense view ops without a default kernel (unfold, view_as_real, view_as_complex) are

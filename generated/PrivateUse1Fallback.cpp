@@ -4,7 +4,7 @@
 // Do not edit: run `scaffold-backend generate` to update it.
 // The CPU fallback of the foo backend, with the policy from yaml/foo.yaml:
 //   default: cpu; mode: host_view; warn once per op: yes;
-//   1 op(s) that must never fall back; 3 explicit per-op wrapper(s).
+//   1 op(s) that must never fall back; 2 explicit per-op wrapper(s).
 // The machinery (policy checks, warnings, counters, copying or zero-copy) is the runtime's
 // cpu_fallback.h; this file holds the policy and the registrations.
 // Fallback counts are readable from Python: torch.ops.foo._fallback_counts().
@@ -15,7 +15,6 @@
 #include "cpu_fallback.h"
 #include "host_view_fallback.h"
 #include <ATen/ops/cumsum_ops.h>
-#include <ATen/ops/native_layer_norm_ops.h>
 #include <ATen/ops/topk_ops.h>
 
 #include <array>
@@ -53,10 +52,6 @@ at::Tensor & fallback_cumsum_out(const at::Tensor & self, int64_t dim, ::std::op
   return at::native::call_fallback_fn_symint<&run_on_cpu, at::_ops::cumsum_out>::call(self, dim, dtype, out);
 }
 
-::std::tuple<at::Tensor,at::Tensor,at::Tensor> fallback_native_layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
-  return at::native::call_fallback_fn_symint<&run_on_cpu, at::_ops::native_layer_norm>::call(input, normalized_shape, weight, bias, eps);
-}
-
 ::std::tuple<at::Tensor &,at::Tensor &> fallback_topk_values(const at::Tensor & self, c10::SymInt k, int64_t dim, bool largest, bool sorted, at::Tensor & values, at::Tensor & indices) {
   return at::native::call_fallback_fn_symint<&run_on_cpu, at::_ops::topk_values>::call(self, k, dim, largest, sorted, values, indices);
 }
@@ -70,7 +65,6 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 // fallback.explicit: typed per-op wrappers, registered like kernels, allowed whatever the default.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cumsum.out", TORCH_FN(fallback_cumsum_out));
-  m.impl("native_layer_norm", TORCH_FN(fallback_native_layer_norm));
   m.impl("topk.values", TORCH_FN(fallback_topk_values));
 }
 

@@ -2,23 +2,45 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 26 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
+// Registers 53 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
 // clang-format off
+#include "native/_adaptive_avg_pool2d.h"
+#include "native/_foreach_addcdiv.h"
+#include "native/_foreach_mul.h"
+#include "native/_foreach_neg.h"
+#include "native/_foreach_sqrt.h"
+#include "native/_fused_adamw.h"
+#include "native/_fused_sgd.h"
+#include "native/_index_put_impl.h"
 #include "native/_log_softmax_backward_data.h"
+#include "native/_native_batch_norm_legit.h"
 #include "native/abs.h"
 #include "native/add.h"
+#include "native/addcmul.h"
+#include "native/all.h"
 #include "native/as_strided.h"
+#include "native/avg_pool2d_backward.h"
+#include "native/bitwise_and.h"
+#include "native/clamp_min.h"
 #include "native/div.h"
 #include "native/empty.h"
 #include "native/empty_strided.h"
 #include "native/fill.h"
+#include "native/gt.h"
+#include "native/hardsigmoid.h"
+#include "native/hardtanh_backward.h"
 #include "native/index.h"
+#include "native/lerp.h"
 #include "native/max.h"
 #include "native/maximum.h"
 #include "native/mm.h"
 #include "native/mse_loss.h"
 #include "native/mul.h"
+#include "native/native_batch_norm.h"
+#include "native/native_layer_norm_backward.h"
+#include "native/ne.h"
 #include "native/neg.h"
+#include "native/random.h"
 #include "native/relu.h"
 #include "native/rsqrt.h"
 #include "native/set.h"
@@ -26,6 +48,8 @@
 #include "native/sigmoid_backward.h"
 #include "native/sin.h"
 #include "native/tanh.h"
+#include "native/triu.h"
+#include "native/upsample_nearest2d.h"
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -34,6 +58,60 @@
 
 namespace {
 
+at::Tensor wrapper__adaptive_avg_pool2d(const at::Tensor & self, c10::SymIntArrayRef output_size) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::_adaptive_avg_pool2d", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_adaptive_avg_pool2d(self, C10_AS_INTARRAYREF_SLOW(output_size));
+}
+
+void wrapper__foreach_addcdiv__ScalarList(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, at::ArrayRef<at::Scalar> scalars) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_addcdiv_(self, tensor1, tensor2, scalars);
+}
+
+::std::vector<at::Tensor> wrapper__foreach_mul_Scalar(at::TensorList self, const at::Scalar & scalar) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_mul(self, scalar);
+}
+
+void wrapper__foreach_mul__Scalar(at::TensorList self, const at::Scalar & scalar) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_mul_(self, scalar);
+}
+
+::std::vector<at::Tensor> wrapper__foreach_neg(at::TensorList self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_neg(self);
+}
+
+void wrapper__foreach_sqrt_(at::TensorList self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_sqrt_(self);
+}
+
+void wrapper__fused_adamw_(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::_fused_adamw_", "self");
+  c10::impl::check_and_update_common_device(common_device, grads, "aten::_fused_adamw_", "grads");
+  c10::impl::check_and_update_common_device(common_device, exp_avgs, "aten::_fused_adamw_", "exp_avgs");
+  c10::impl::check_and_update_common_device(common_device, exp_avg_sqs, "aten::_fused_adamw_", "exp_avg_sqs");
+  c10::impl::check_and_update_common_device(common_device, max_exp_avg_sqs, "aten::_fused_adamw_", "max_exp_avg_sqs");
+  c10::impl::check_and_update_common_device(common_device, state_steps, "aten::_fused_adamw_", "state_steps");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
+void wrapper__fused_sgd__tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList momentum_buffer_list, double weight_decay, double momentum, const at::Tensor & lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_fused_sgd_(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+}
+
+at::Tensor & wrapper__index_put_impl_(at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, const at::Tensor & values, bool accumulate, bool unsafe) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_index_put_impl_(self, indices, values, accumulate, unsafe);
+}
+
 at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & out) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::_log_softmax_backward_data.out", "out");
@@ -41,6 +119,17 @@ at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_outp
   c10::impl::check_and_update_common_device(common_device, output, "aten::_log_softmax_backward_data.out", "output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
   return foo::_log_softmax_backward_data_out(grad_output, output, dim, input_dtype, out);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__native_batch_norm_legit(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, bool training, double momentum, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::_native_batch_norm_legit", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::_native_batch_norm_legit", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::_native_batch_norm_legit", "bias");
+  c10::impl::check_and_update_common_device(common_device, running_mean, "aten::_native_batch_norm_legit", "running_mean");
+  c10::impl::check_and_update_common_device(common_device, running_var, "aten::_native_batch_norm_legit", "running_var");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::_native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps);
 }
 
 at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
@@ -53,8 +142,37 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
   return foo::add(self, other, alpha);
 }
 
+at::Tensor & wrapper_addcmul_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::addcmul_out(self, tensor1, tensor2, value, out);
+}
+
+at::Tensor & wrapper_all_all_out(const at::Tensor & self, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::all_out(self, out);
+}
+
 at::Tensor wrapper_as_strided(const at::Tensor & self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride, ::std::optional<c10::SymInt> storage_offset) {
   return foo::as_strided(self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), storage_offset.has_value() ? ::std::make_optional(storage_offset->guard_int(__FILE__, __LINE__)) : ::std::nullopt);
+}
+
+at::Tensor & wrapper_avg_pool2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::avg_pool2d_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::avg_pool2d_backward.grad_input", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d_backward.grad_input", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::avg_pool2d_backward_out(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, grad_input);
+}
+
+at::Tensor & wrapper_bitwise_and_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::bitwise_and_out(self, other, out);
+}
+
+at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Tensor & min, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::clamp_min_out(self, min, out);
 }
 
 at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
@@ -77,9 +195,38 @@ at::Tensor & wrapper_fill__Scalar(at::Tensor & self, const at::Scalar & value) {
   return foo::fill_(self, value);
 }
 
+at::Tensor & wrapper_gt_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::gt_out(self, other, out);
+}
+
+at::Tensor & wrapper_hardsigmoid_out(const at::Tensor & self, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardsigmoid_out(self, out);
+}
+
+at::Tensor & wrapper_hardtanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::hardtanh_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardtanh_backward.grad_input", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::hardtanh_backward.grad_input", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh_backward_out(grad_output, self, min_val, max_val, grad_input);
+}
+
 at::Tensor & wrapper_index_Tensor_out(const at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::index_out(self, indices, out);
+}
+
+at::Tensor & wrapper_lerp_Tensor_out(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::lerp_out(self, end, weight, out);
+}
+
+at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, const at::Tensor & weight) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::lerp_(self, end, weight);
 }
 
 ::std::tuple<at::Tensor &,at::Tensor &> wrapper_max_dim_max(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & max, at::Tensor & max_values) {
@@ -111,6 +258,39 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
   return foo::mul(self, other);
 }
 
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_batch_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, bool training, double momentum, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_batch_norm", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_batch_norm", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::native_batch_norm", "bias");
+  c10::impl::check_and_update_common_device(common_device, running_mean, "aten::native_batch_norm", "running_mean");
+  c10::impl::check_and_update_common_device(common_device, running_var, "aten::native_batch_norm", "running_var");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, ::std::array<bool,3> output_mask) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_out, "aten::native_layer_norm_backward", "grad_out");
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_layer_norm_backward", "input");
+  c10::impl::check_and_update_common_device(common_device, mean, "aten::native_layer_norm_backward", "mean");
+  c10::impl::check_and_update_common_device(common_device, rstd, "aten::native_layer_norm_backward", "rstd");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_layer_norm_backward", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::native_layer_norm_backward", "bias");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
+  return foo::native_layer_norm_backward(grad_out, input, C10_AS_INTARRAYREF_SLOW(normalized_shape), mean, rstd, weight, bias, output_mask);
+}
+
+at::Tensor & wrapper_ne_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::ne_out(self, other, out);
+}
+
+at::Tensor & wrapper_ne_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::ne_out(self, other, out);
+}
+
 at::Tensor wrapper_neg(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::neg(self);
@@ -124,6 +304,11 @@ at::Tensor & wrapper_neg_out(const at::Tensor & self, at::Tensor & out) {
 at::Tensor & wrapper_neg_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::neg_(self);
+}
+
+at::Tensor & wrapper_random_(at::Tensor & self, ::std::optional<at::Generator> generator) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::random_(self, generator);
 }
 
 at::Tensor wrapper_relu(const at::Tensor & self) {
@@ -174,26 +359,67 @@ at::Tensor & wrapper_tanh_(at::Tensor & self) {
   return foo::tanh_(self);
 }
 
+at::Tensor & wrapper_triu_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::triu.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::triu.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::triu_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
+}
+
+at::Tensor & wrapper_upsample_nearest2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::upsample_nearest2d.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::upsample_nearest2d.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::upsample_nearest2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h, scales_w, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_adaptive_avg_pool2d", TORCH_FN(wrapper__adaptive_avg_pool2d));
+  m.impl("_foreach_addcdiv_.ScalarList", TORCH_FN(wrapper__foreach_addcdiv__ScalarList));
+  m.impl("_foreach_mul.Scalar", TORCH_FN(wrapper__foreach_mul_Scalar));
+  m.impl("_foreach_mul_.Scalar", TORCH_FN(wrapper__foreach_mul__Scalar));
+  m.impl("_foreach_neg", TORCH_FN(wrapper__foreach_neg));
+  m.impl("_foreach_sqrt_", TORCH_FN(wrapper__foreach_sqrt_));
+  m.impl("_fused_adamw_", TORCH_FN(wrapper__fused_adamw_));
+  m.impl("_fused_sgd_.tensor_lr", TORCH_FN(wrapper__fused_sgd__tensor_lr));
+  m.impl("_index_put_impl_", TORCH_FN(wrapper__index_put_impl_));
   m.impl("_log_softmax_backward_data.out", TORCH_FN(wrapper__log_softmax_backward_data_out));
+  m.impl("_native_batch_norm_legit", TORCH_FN(wrapper__native_batch_norm_legit));
   m.impl("abs.out", TORCH_FN(wrapper_abs_out));
   m.impl("add.Tensor", TORCH_FN(wrapper_add_Tensor));
+  m.impl("addcmul.out", TORCH_FN(wrapper_addcmul_out));
+  m.impl("all.all_out", TORCH_FN(wrapper_all_all_out));
   m.impl("as_strided", TORCH_FN(wrapper_as_strided));
+  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(wrapper_avg_pool2d_backward_grad_input));
+  m.impl("bitwise_and.Tensor_out", TORCH_FN(wrapper_bitwise_and_Tensor_out));
+  m.impl("clamp_min.Tensor_out", TORCH_FN(wrapper_clamp_min_Tensor_out));
   m.impl("div_.Tensor", TORCH_FN(wrapper_div__Tensor));
   m.impl("empty.memory_format", TORCH_FN(wrapper_empty_memory_format));
   m.impl("empty_strided", TORCH_FN(wrapper_empty_strided));
   m.impl("fill_.Scalar", TORCH_FN(wrapper_fill__Scalar));
+  m.impl("gt.Tensor_out", TORCH_FN(wrapper_gt_Tensor_out));
+  m.impl("hardsigmoid.out", TORCH_FN(wrapper_hardsigmoid_out));
+  m.impl("hardtanh_backward.grad_input", TORCH_FN(wrapper_hardtanh_backward_grad_input));
   m.impl("index.Tensor_out", TORCH_FN(wrapper_index_Tensor_out));
+  m.impl("lerp.Tensor_out", TORCH_FN(wrapper_lerp_Tensor_out));
+  m.impl("lerp_.Tensor", TORCH_FN(wrapper_lerp__Tensor));
   m.impl("max.dim_max", TORCH_FN(wrapper_max_dim_max));
   m.impl("maximum.out", TORCH_FN(wrapper_maximum_out));
   m.impl("mm.out", TORCH_FN(wrapper_mm_out));
   m.impl("mse_loss.out", TORCH_FN(wrapper_mse_loss_out));
   m.impl("mul.Tensor", TORCH_FN(wrapper_mul_Tensor));
+  m.impl("native_batch_norm", TORCH_FN(wrapper_native_batch_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(wrapper_native_layer_norm_backward));
+  m.impl("ne.Scalar_out", TORCH_FN(wrapper_ne_Scalar_out));
+  m.impl("ne.Tensor_out", TORCH_FN(wrapper_ne_Tensor_out));
   m.impl("neg", TORCH_FN(wrapper_neg));
   m.impl("neg.out", TORCH_FN(wrapper_neg_out));
   m.impl("neg_", TORCH_FN(wrapper_neg_));
+  m.impl("random_", TORCH_FN(wrapper_random_));
   m.impl("relu", TORCH_FN(wrapper_relu));
   m.impl("rsqrt", TORCH_FN(wrapper_rsqrt));
   m.impl("rsqrt_", TORCH_FN(wrapper_rsqrt_));
@@ -203,4 +429,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sigmoid_backward.grad_input", TORCH_FN(wrapper_sigmoid_backward_grad_input));
   m.impl("sin_", TORCH_FN(wrapper_sin_));
   m.impl("tanh_", TORCH_FN(wrapper_tanh_));
+  m.impl("triu.out", TORCH_FN(wrapper_triu_out));
+  m.impl("upsample_nearest2d.out", TORCH_FN(wrapper_upsample_nearest2d_out));
 }

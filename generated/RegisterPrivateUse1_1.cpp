@@ -2,28 +2,53 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 21 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 49 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
+#include "native/_adaptive_avg_pool2d_backward.h"
 #include "native/_copy_from_and_resize.h"
+#include "native/_foreach_add.h"
+#include "native/_foreach_maximum.h"
+#include "native/_foreach_norm.h"
+#include "native/_fused_adam.h"
+#include "native/_fused_sgd.h"
+#include "native/_native_batch_norm_legit.h"
 #include "native/_softmax_backward_data.h"
 #include "native/abs.h"
+#include "native/addcdiv.h"
+#include "native/all.h"
+#include "native/avg_pool2d.h"
 #include "native/convolution_overrideable.h"
 #include "native/div.h"
+#include "native/embedding_dense_backward.h"
 #include "native/exp.h"
 #include "native/gather.h"
+#include "native/ge.h"
+#include "native/hardsigmoid_backward.h"
+#include "native/hardtanh.h"
+#include "native/hardtanh_backward.h"
+#include "native/lerp.h"
 #include "native/log.h"
+#include "native/lt.h"
+#include "native/max_pool2d_with_indices.h"
+#include "native/minimum.h"
 #include "native/mse_loss.h"
 #include "native/mul.h"
+#include "native/native_batch_norm_backward.h"
+#include "native/native_dropout.h"
+#include "native/native_group_norm.h"
 #include "native/nll_loss_backward.h"
 #include "native/nll_loss_forward.h"
 #include "native/normal.h"
 #include "native/pow.h"
+#include "native/random.h"
+#include "native/reciprocal.h"
 #include "native/rsqrt.h"
 #include "native/scatter_add.h"
 #include "native/sqrt.h"
 #include "native/tanh.h"
 #include "native/unfold.h"
 #include "native/uniform.h"
+#include "native/upsample_bilinear2d.h"
 #include "native/where.h"
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
@@ -33,9 +58,55 @@
 
 namespace {
 
+at::Tensor wrapper__adaptive_avg_pool2d_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_adaptive_avg_pool2d_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::_adaptive_avg_pool2d_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_adaptive_avg_pool2d_backward(grad_output, self);
+}
+
 at::Tensor wrapper__copy_from_and_resize(const at::Tensor & self, const at::Tensor & dst) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_copy_from_and_resize(self, dst);
+}
+
+void wrapper__foreach_add__Scalar(at::TensorList self, const at::Scalar & scalar) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_add_(self, scalar);
+}
+
+void wrapper__foreach_maximum__List(at::TensorList self, at::TensorList other) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_maximum_(self, other);
+}
+
+::std::vector<at::Tensor> wrapper__foreach_norm_Scalar(at::TensorList self, const at::Scalar & ord, ::std::optional<at::ScalarType> dtype) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_norm(self, ord, dtype);
+}
+
+void wrapper__fused_adam__tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, const at::Tensor & lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
+void wrapper__fused_sgd_(at::TensorList self, at::TensorList grads, at::TensorList momentum_buffer_list, double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::_fused_sgd_", "self");
+  c10::impl::check_and_update_common_device(common_device, grads, "aten::_fused_sgd_", "grads");
+  c10::impl::check_and_update_common_device(common_device, momentum_buffer_list, "aten::_fused_sgd_", "momentum_buffer_list");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_fused_sgd_(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__native_batch_norm_legit_no_stats(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, bool training, double momentum, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::_native_batch_norm_legit.no_stats", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::_native_batch_norm_legit.no_stats", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::_native_batch_norm_legit.no_stats", "bias");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::_native_batch_norm_legit(input, weight, bias, training, momentum, eps);
 }
 
 at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & grad_input) {
@@ -52,6 +123,24 @@ at::Tensor wrapper_abs(const at::Tensor & self) {
   return foo::abs(self);
 }
 
+at::Tensor wrapper_addcdiv(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::addcdiv(self, tensor1, tensor2, value);
+}
+
+at::Tensor & wrapper_all_out(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::all_out(self, dim, keepdim, out);
+}
+
+at::Tensor & wrapper_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::avg_pool2d.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::avg_pool2d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
+}
+
 at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, input, "aten::convolution_overrideable", "input");
@@ -64,6 +153,14 @@ at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::
 at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::div(self, other);
+}
+
+at::Tensor wrapper_embedding_dense_backward(const at::Tensor & grad_output, const at::Tensor & indices, c10::SymInt num_weights, c10::SymInt padding_idx, bool scale_grad_by_freq) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::embedding_dense_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, indices, "aten::embedding_dense_backward", "indices");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
+  return foo::embedding_dense_backward(grad_output, indices, num_weights.guard_int(__FILE__, __LINE__), padding_idx.guard_int(__FILE__, __LINE__), scale_grad_by_freq);
 }
 
 at::Tensor wrapper_exp(const at::Tensor & self) {
@@ -80,9 +177,68 @@ at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::
   return foo::gather_out(self, dim, index, sparse_grad, out);
 }
 
+at::Tensor & wrapper_ge_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::ge_out(self, other, out);
+}
+
+at::Tensor & wrapper_hardsigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::hardsigmoid_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardsigmoid_backward.grad_input", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::hardsigmoid_backward.grad_input", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardsigmoid_backward_out(grad_output, self, grad_input);
+}
+
+at::Tensor & wrapper_hardtanh_(at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh_(self, min_val, max_val);
+}
+
+at::Tensor wrapper_hardtanh_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardtanh_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::hardtanh_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh_backward(grad_output, self, min_val, max_val);
+}
+
+at::Tensor & wrapper_lerp_Scalar_out(const at::Tensor & self, const at::Tensor & end, const at::Scalar & weight, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::lerp_out(self, end, weight, out);
+}
+
+at::Tensor wrapper_lerp_Tensor(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::lerp(self, end, weight);
+}
+
+at::Tensor & wrapper_lerp__Scalar(at::Tensor & self, const at::Tensor & end, const at::Scalar & weight) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::lerp_(self, end, weight);
+}
+
 at::Tensor & wrapper_log_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::log_(self);
+}
+
+at::Tensor & wrapper_lt_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::lt_out(self, other, out);
+}
+
+::std::tuple<at::Tensor,at::Tensor> wrapper_max_pool2d_with_indices(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
+at::Tensor & wrapper_minimum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::minimum_out(self, other, out);
 }
 
 at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
@@ -93,6 +249,35 @@ at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, 
 at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mul_(self, other);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_batch_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, const ::std::optional<at::Tensor> & save_mean, const ::std::optional<at::Tensor> & save_invstd, bool train, double eps, ::std::array<bool,3> output_mask) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_out, "aten::native_batch_norm_backward", "grad_out");
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_batch_norm_backward", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_batch_norm_backward", "weight");
+  c10::impl::check_and_update_common_device(common_device, running_mean, "aten::native_batch_norm_backward", "running_mean");
+  c10::impl::check_and_update_common_device(common_device, running_var, "aten::native_batch_norm_backward", "running_var");
+  c10::impl::check_and_update_common_device(common_device, save_mean, "aten::native_batch_norm_backward", "save_mean");
+  c10::impl::check_and_update_common_device(common_device, save_invstd, "aten::native_batch_norm_backward", "save_invstd");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
+  return foo::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+}
+
+::std::tuple<at::Tensor,at::Tensor> wrapper_native_dropout(const at::Tensor & input, double p, ::std::optional<bool> train) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_dropout", "input");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::native_dropout(input, p, train);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_group_norm", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_group_norm", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::native_group_norm", "bias");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::native_group_norm(input, weight, bias, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, eps);
 }
 
 at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight, at::Tensor & grad_input) {
@@ -126,6 +311,21 @@ at::Tensor & wrapper_normal_(at::Tensor & self, double mean, double std, ::std::
 at::Tensor & wrapper_pow_Tensor_Scalar_out(const at::Tensor & self, const at::Scalar & exponent, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::pow_out(self, exponent, out);
+}
+
+at::Tensor & wrapper_random__from(at::Tensor & self, int64_t from, ::std::optional<int64_t> to, ::std::optional<at::Generator> generator) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::random_(self, from, to, generator);
+}
+
+at::Tensor & wrapper_random__to(at::Tensor & self, int64_t to, ::std::optional<at::Generator> generator) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::random_(self, to, generator);
+}
+
+at::Tensor & wrapper_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::reciprocal_out(self, out);
 }
 
 at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
@@ -162,6 +362,14 @@ at::Tensor & wrapper_uniform_(at::Tensor & self, double from, double to, ::std::
   return foo::uniform_(self, from, to, generator);
 }
 
+at::Tensor & wrapper_upsample_bilinear2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::upsample_bilinear2d.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::upsample_bilinear2d.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::upsample_bilinear2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_h, scales_w, out);
+}
+
 at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::where_out(condition, self, other, out);
@@ -170,25 +378,53 @@ at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tens
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(wrapper__adaptive_avg_pool2d_backward));
   m.impl("_copy_from_and_resize", TORCH_FN(wrapper__copy_from_and_resize));
+  m.impl("_foreach_add_.Scalar", TORCH_FN(wrapper__foreach_add__Scalar));
+  m.impl("_foreach_maximum_.List", TORCH_FN(wrapper__foreach_maximum__List));
+  m.impl("_foreach_norm.Scalar", TORCH_FN(wrapper__foreach_norm_Scalar));
+  m.impl("_fused_adam_.tensor_lr", TORCH_FN(wrapper__fused_adam__tensor_lr));
+  m.impl("_fused_sgd_", TORCH_FN(wrapper__fused_sgd_));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(wrapper__native_batch_norm_legit_no_stats));
   m.impl("_softmax_backward_data.out", TORCH_FN(wrapper__softmax_backward_data_out));
   m.impl("abs", TORCH_FN(wrapper_abs));
+  m.impl("addcdiv", TORCH_FN(wrapper_addcdiv));
+  m.impl("all.out", TORCH_FN(wrapper_all_out));
+  m.impl("avg_pool2d.out", TORCH_FN(wrapper_avg_pool2d_out));
   m.impl("convolution_overrideable", TORCH_FN(wrapper_convolution_overrideable));
   m.impl("div.Tensor", TORCH_FN(wrapper_div_Tensor));
+  m.impl("embedding_dense_backward", TORCH_FN(wrapper_embedding_dense_backward));
   m.impl("exp", TORCH_FN(wrapper_exp));
   m.impl("gather.out", TORCH_FN(wrapper_gather_out));
+  m.impl("ge.Scalar_out", TORCH_FN(wrapper_ge_Scalar_out));
+  m.impl("hardsigmoid_backward.grad_input", TORCH_FN(wrapper_hardsigmoid_backward_grad_input));
+  m.impl("hardtanh_", TORCH_FN(wrapper_hardtanh_));
+  m.impl("hardtanh_backward", TORCH_FN(wrapper_hardtanh_backward));
+  m.impl("lerp.Scalar_out", TORCH_FN(wrapper_lerp_Scalar_out));
+  m.impl("lerp.Tensor", TORCH_FN(wrapper_lerp_Tensor));
+  m.impl("lerp_.Scalar", TORCH_FN(wrapper_lerp__Scalar));
   m.impl("log_", TORCH_FN(wrapper_log_));
+  m.impl("lt.Scalar_out", TORCH_FN(wrapper_lt_Scalar_out));
+  m.impl("max_pool2d_with_indices", TORCH_FN(wrapper_max_pool2d_with_indices));
+  m.impl("minimum.out", TORCH_FN(wrapper_minimum_out));
   m.impl("mse_loss", TORCH_FN(wrapper_mse_loss));
   m.impl("mul_.Tensor", TORCH_FN(wrapper_mul__Tensor));
+  m.impl("native_batch_norm_backward", TORCH_FN(wrapper_native_batch_norm_backward));
+  m.impl("native_dropout", TORCH_FN(wrapper_native_dropout));
+  m.impl("native_group_norm", TORCH_FN(wrapper_native_group_norm));
   m.impl("nll_loss_backward.grad_input", TORCH_FN(wrapper_nll_loss_backward_grad_input));
   m.impl("nll_loss_forward.output", TORCH_FN(wrapper_nll_loss_forward_output));
   m.impl("normal_", TORCH_FN(wrapper_normal_));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(wrapper_pow_Tensor_Scalar_out));
+  m.impl("random_.from", TORCH_FN(wrapper_random__from));
+  m.impl("random_.to", TORCH_FN(wrapper_random__to));
+  m.impl("reciprocal.out", TORCH_FN(wrapper_reciprocal_out));
   m.impl("rsqrt.out", TORCH_FN(wrapper_rsqrt_out));
   m.impl("scatter_add.out", TORCH_FN(wrapper_scatter_add_out));
   m.impl("sqrt", TORCH_FN(wrapper_sqrt));
   m.impl("tanh.out", TORCH_FN(wrapper_tanh_out));
   m.impl("unfold", TORCH_FN(wrapper_unfold));
   m.impl("uniform_", TORCH_FN(wrapper_uniform_));
+  m.impl("upsample_bilinear2d.out", TORCH_FN(wrapper_upsample_bilinear2d_out));
   m.impl("where.self_out", TORCH_FN(wrapper_where_self_out));
 }

@@ -2,27 +2,45 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 33 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 55 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_efficientzerotensor.h"
+#include "native/_foreach_add.h"
+#include "native/_foreach_addcdiv.h"
+#include "native/_foreach_div.h"
+#include "native/_foreach_lerp.h"
+#include "native/_foreach_sqrt.h"
+#include "native/_fused_adam.h"
+#include "native/_fused_adamw.h"
 #include "native/_local_scalar_dense.h"
 #include "native/_softmax.h"
 #include "native/abs.h"
 #include "native/add.h"
+#include "native/addcmul.h"
 #include "native/amax.h"
 #include "native/argmax.h"
 #include "native/cat.h"
 #include "native/clamp.h"
 #include "native/convolution_backward_overrideable.h"
 #include "native/cos.h"
+#include "native/eq.h"
 #include "native/exp.h"
 #include "native/gelu.h"
 #include "native/gelu_backward.h"
+#include "native/hardswish.h"
+#include "native/hardswish_backward.h"
+#include "native/hardtanh.h"
 #include "native/index_select.h"
+#include "native/isneginf.h"
 #include "native/log.h"
+#include "native/lt.h"
 #include "native/masked_fill.h"
+#include "native/max_pool2d_with_indices.h"
+#include "native/max_pool2d_with_indices_backward.h"
 #include "native/mean.h"
 #include "native/mul.h"
+#include "native/native_dropout_backward.h"
+#include "native/native_group_norm_backward.h"
 #include "native/relu.h"
 #include "native/resize.h"
 #include "native/set.h"
@@ -31,6 +49,7 @@
 #include "native/sub.h"
 #include "native/tanh_backward.h"
 #include "native/threshold_backward.h"
+#include "native/upsample_bilinear2d_backward.h"
 #include "native/view_as_real.h"
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
@@ -43,6 +62,53 @@ namespace {
 at::Tensor wrapper__efficientzerotensor(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
   const scaffold::runtime::DeviceGuard device_guard(c10::device_or_default(device));
   return foo::_efficientzerotensor(C10_AS_INTARRAYREF_SLOW(size), dtype, layout, device, pin_memory);
+}
+
+::std::vector<at::Tensor> wrapper__foreach_add_List(at::TensorList self, at::TensorList other, const at::Scalar & alpha) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_add(self, other, alpha);
+}
+
+void wrapper__foreach_add__List(at::TensorList self, at::TensorList other, const at::Scalar & alpha) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_add_(self, other, alpha);
+}
+
+void wrapper__foreach_addcdiv__Scalar(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const at::Scalar & value) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_addcdiv_(self, tensor1, tensor2, value);
+}
+
+void wrapper__foreach_div__ScalarList(at::TensorList self, at::ArrayRef<at::Scalar> scalars) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_div_(self, scalars);
+}
+
+void wrapper__foreach_lerp__Scalar(at::TensorList self, at::TensorList tensors1, const at::Scalar & weight) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_lerp_(self, tensors1, weight);
+}
+
+::std::vector<at::Tensor> wrapper__foreach_sqrt(at::TensorList self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_sqrt(self);
+}
+
+void wrapper__fused_adam_(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::_fused_adam_", "self");
+  c10::impl::check_and_update_common_device(common_device, grads, "aten::_fused_adam_", "grads");
+  c10::impl::check_and_update_common_device(common_device, exp_avgs, "aten::_fused_adam_", "exp_avgs");
+  c10::impl::check_and_update_common_device(common_device, exp_avg_sqs, "aten::_fused_adam_", "exp_avg_sqs");
+  c10::impl::check_and_update_common_device(common_device, max_exp_avg_sqs, "aten::_fused_adam_", "max_exp_avg_sqs");
+  c10::impl::check_and_update_common_device(common_device, state_steps, "aten::_fused_adam_", "state_steps");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
+void wrapper__fused_adamw__tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, const at::Tensor & lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
 }
 
 at::Scalar wrapper__local_scalar_dense(const at::Tensor & self) {
@@ -68,6 +134,11 @@ at::Tensor & wrapper_abs_(at::Tensor & self) {
 at::Tensor & wrapper_add__Tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::add_(self, other, alpha);
+}
+
+at::Tensor wrapper_addcmul(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::addcmul(self, tensor1, tensor2, value);
 }
 
 at::Tensor & wrapper_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
@@ -118,6 +189,11 @@ at::Tensor & wrapper_cos_(at::Tensor & self) {
   return foo::cos_(self);
 }
 
+at::Tensor & wrapper_eq_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::eq_out(self, other, out);
+}
+
 at::Tensor & wrapper_exp_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::exp_(self);
@@ -137,12 +213,43 @@ at::Tensor & wrapper_gelu_backward_grad_input(const at::Tensor & grad_output, co
   return foo::gelu_backward_out(grad_output, self, approximate, grad_input);
 }
 
+at::Tensor & wrapper_hardswish_out(const at::Tensor & self, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardswish_out(self, out);
+}
+
+at::Tensor & wrapper_hardswish_(at::Tensor & self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardswish_(self);
+}
+
+at::Tensor wrapper_hardswish_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardswish_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::hardswish_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardswish_backward(grad_output, self);
+}
+
+at::Tensor wrapper_hardtanh(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh(self, min_val, max_val);
+}
+
 at::Tensor wrapper_index_select(const at::Tensor & self, int64_t dim, const at::Tensor & index) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::index_select", "self");
   c10::impl::check_and_update_common_device(common_device, index, "aten::index_select", "index");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::index_select(self, dim, index);
+}
+
+at::Tensor & wrapper_isneginf_out(const at::Tensor & self, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::isneginf.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::isneginf.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::isneginf_out(self, out);
 }
 
 at::Tensor wrapper_log(const at::Tensor & self) {
@@ -155,9 +262,42 @@ at::Tensor & wrapper_log_out(const at::Tensor & self, at::Tensor & out) {
   return foo::log_out(self, out);
 }
 
+at::Tensor & wrapper_lt_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::lt_out(self, other, out);
+}
+
 at::Tensor & wrapper_masked_fill__Scalar(at::Tensor & self, const at::Tensor & mask, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::masked_fill_(self, mask, value);
+}
+
+::std::tuple<at::Tensor &,at::Tensor &> wrapper_max_pool2d_with_indices_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor & out, at::Tensor & indices) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::max_pool2d_with_indices.out", "out");
+  c10::impl::check_and_update_common_device(common_device, indices, "aten::max_pool2d_with_indices.out", "indices");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max_pool2d_with_indices_out(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
+}
+
+at::Tensor wrapper_max_pool2d_with_indices_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::max_pool2d_with_indices_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices_backward", "self");
+  c10::impl::check_and_update_common_device(common_device, indices, "aten::max_pool2d_with_indices_backward", "indices");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+}
+
+at::Tensor & wrapper_max_pool2d_with_indices_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::max_pool2d_with_indices_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::max_pool2d_with_indices_backward.grad_input", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices_backward.grad_input", "self");
+  c10::impl::check_and_update_common_device(common_device, indices, "aten::max_pool2d_with_indices_backward.grad_input", "indices");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max_pool2d_with_indices_backward_out(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, grad_input);
 }
 
 at::Tensor & wrapper_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
@@ -168,6 +308,25 @@ at::Tensor & wrapper_mean_out(const at::Tensor & self, at::OptionalIntArrayRef d
 at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mul_out(self, other, out);
+}
+
+at::Tensor wrapper_native_dropout_backward(const at::Tensor & grad_output, const at::Tensor & mask, double scale) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::native_dropout_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, mask, "aten::native_dropout_backward", "mask");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
+  return foo::native_dropout_backward(grad_output, mask, scale);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, ::std::array<bool,3> output_mask) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_out, "aten::native_group_norm_backward", "grad_out");
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_group_norm_backward", "input");
+  c10::impl::check_and_update_common_device(common_device, mean, "aten::native_group_norm_backward", "mean");
+  c10::impl::check_and_update_common_device(common_device, rstd, "aten::native_group_norm_backward", "rstd");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_group_norm_backward", "weight");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
+  return foo::native_group_norm_backward(grad_out, input, mean, rstd, weight, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, output_mask);
 }
 
 at::Tensor & wrapper_relu_(at::Tensor & self) {
@@ -233,6 +392,14 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
   return foo::threshold_backward_out(grad_output, self, threshold, grad_input);
 }
 
+at::Tensor & wrapper_upsample_bilinear2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::upsample_bilinear2d_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::upsample_bilinear2d_backward.grad_input", "grad_output");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
+  return foo::upsample_bilinear2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h, scales_w, grad_input);
+}
+
 at::Tensor wrapper_view_as_real(const at::Tensor & self) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::view_as_real", "self");
@@ -244,10 +411,19 @@ at::Tensor wrapper_view_as_real(const at::Tensor & self) {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_efficientzerotensor", TORCH_FN(wrapper__efficientzerotensor));
+  m.impl("_foreach_add.List", TORCH_FN(wrapper__foreach_add_List));
+  m.impl("_foreach_add_.List", TORCH_FN(wrapper__foreach_add__List));
+  m.impl("_foreach_addcdiv_.Scalar", TORCH_FN(wrapper__foreach_addcdiv__Scalar));
+  m.impl("_foreach_div_.ScalarList", TORCH_FN(wrapper__foreach_div__ScalarList));
+  m.impl("_foreach_lerp_.Scalar", TORCH_FN(wrapper__foreach_lerp__Scalar));
+  m.impl("_foreach_sqrt", TORCH_FN(wrapper__foreach_sqrt));
+  m.impl("_fused_adam_", TORCH_FN(wrapper__fused_adam_));
+  m.impl("_fused_adamw_.tensor_lr", TORCH_FN(wrapper__fused_adamw__tensor_lr));
   m.impl("_local_scalar_dense", TORCH_FN(wrapper__local_scalar_dense));
   m.impl("_softmax.out", TORCH_FN(wrapper__softmax_out));
   m.impl("abs_", TORCH_FN(wrapper_abs_));
   m.impl("add_.Tensor", TORCH_FN(wrapper_add__Tensor));
+  m.impl("addcmul", TORCH_FN(wrapper_addcmul));
   m.impl("amax.out", TORCH_FN(wrapper_amax_out));
   m.impl("argmax.out", TORCH_FN(wrapper_argmax_out));
   m.impl("cat.out", TORCH_FN(wrapper_cat_out));
@@ -255,15 +431,27 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_backward_overrideable", TORCH_FN(wrapper_convolution_backward_overrideable));
   m.impl("cos.out", TORCH_FN(wrapper_cos_out));
   m.impl("cos_", TORCH_FN(wrapper_cos_));
+  m.impl("eq.Scalar_out", TORCH_FN(wrapper_eq_Scalar_out));
   m.impl("exp_", TORCH_FN(wrapper_exp_));
   m.impl("gelu.out", TORCH_FN(wrapper_gelu_out));
   m.impl("gelu_backward.grad_input", TORCH_FN(wrapper_gelu_backward_grad_input));
+  m.impl("hardswish.out", TORCH_FN(wrapper_hardswish_out));
+  m.impl("hardswish_", TORCH_FN(wrapper_hardswish_));
+  m.impl("hardswish_backward", TORCH_FN(wrapper_hardswish_backward));
+  m.impl("hardtanh", TORCH_FN(wrapper_hardtanh));
   m.impl("index_select", TORCH_FN(wrapper_index_select));
+  m.impl("isneginf.out", TORCH_FN(wrapper_isneginf_out));
   m.impl("log", TORCH_FN(wrapper_log));
   m.impl("log.out", TORCH_FN(wrapper_log_out));
+  m.impl("lt.Tensor_out", TORCH_FN(wrapper_lt_Tensor_out));
   m.impl("masked_fill_.Scalar", TORCH_FN(wrapper_masked_fill__Scalar));
+  m.impl("max_pool2d_with_indices.out", TORCH_FN(wrapper_max_pool2d_with_indices_out));
+  m.impl("max_pool2d_with_indices_backward", TORCH_FN(wrapper_max_pool2d_with_indices_backward));
+  m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(wrapper_max_pool2d_with_indices_backward_grad_input));
   m.impl("mean.out", TORCH_FN(wrapper_mean_out));
   m.impl("mul.out", TORCH_FN(wrapper_mul_out));
+  m.impl("native_dropout_backward", TORCH_FN(wrapper_native_dropout_backward));
+  m.impl("native_group_norm_backward", TORCH_FN(wrapper_native_group_norm_backward));
   m.impl("relu_", TORCH_FN(wrapper_relu_));
   m.impl("resize_", TORCH_FN(wrapper_resize_));
   m.impl("set_", TORCH_FN(wrapper_set_));
@@ -275,5 +463,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.out", TORCH_FN(wrapper_sub_out));
   m.impl("tanh_backward.grad_input", TORCH_FN(wrapper_tanh_backward_grad_input));
   m.impl("threshold_backward.grad_input", TORCH_FN(wrapper_threshold_backward_grad_input));
+  m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(wrapper_upsample_bilinear2d_backward_grad_input));
   m.impl("view_as_real", TORCH_FN(wrapper_view_as_real));
 }

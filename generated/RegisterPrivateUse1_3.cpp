@@ -2,27 +2,45 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 24 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
+// Registers 43 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from.h"
+#include "native/_foreach_addcmul.h"
+#include "native/_foreach_mul.h"
+#include "native/_foreach_zero.h"
 #include "native/_log_softmax.h"
 #include "native/_reshape_alias.h"
 #include "native/add.h"
+#include "native/addcdiv.h"
+#include "native/addcmul.h"
 #include "native/addmm.h"
+#include "native/arange.h"
+#include "native/avg_pool2d.h"
+#include "native/avg_pool2d_backward.h"
+#include "native/bernoulli.h"
 #include "native/bmm.h"
 #include "native/cos.h"
 #include "native/div.h"
 #include "native/eq.h"
 #include "native/exp.h"
+#include "native/ge.h"
 #include "native/gt.h"
+#include "native/hardswish.h"
+#include "native/hardtanh.h"
 #include "native/index_select.h"
+#include "native/lerp.h"
+#include "native/linalg_vector_norm.h"
 #include "native/maximum.h"
+#include "native/native_layer_norm.h"
+#include "native/roll.h"
 #include "native/set.h"
 #include "native/silu.h"
 #include "native/sqrt.h"
 #include "native/sub.h"
 #include "native/sum.h"
 #include "native/tanh.h"
+#include "native/tril.h"
+#include "native/upsample_nearest2d_backward.h"
 #include "native/view.h"
 #include "native/view_as_complex.h"
 #include "native/where.h"
@@ -38,6 +56,21 @@ namespace {
 at::Tensor wrapper__copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_copy_from(self, dst, non_blocking);
+}
+
+void wrapper__foreach_addcmul__Scalar(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const at::Scalar & value) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_addcmul_(self, tensor1, tensor2, value);
+}
+
+void wrapper__foreach_mul__Tensor(at::TensorList self, const at::Tensor & other) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_mul_(self, other);
+}
+
+void wrapper__foreach_zero_(at::TensorList self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_foreach_zero_(self);
 }
 
 at::Tensor & wrapper__log_softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out) {
@@ -57,6 +90,21 @@ at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, 
   return foo::add_out(self, other, alpha, out);
 }
 
+at::Tensor & wrapper_addcdiv_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::addcdiv_out(self, tensor1, tensor2, value, out);
+}
+
+at::Tensor & wrapper_addcdiv_(at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::addcdiv_(self, tensor1, tensor2, value);
+}
+
+at::Tensor & wrapper_addcmul_(at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::addcmul_(self, tensor1, tensor2, value);
+}
+
 at::Tensor & wrapper_addmm_out(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::addmm.out", "out");
@@ -65,6 +113,33 @@ at::Tensor & wrapper_addmm_out(const at::Tensor & self, const at::Tensor & mat1,
   c10::impl::check_and_update_common_device(common_device, mat2, "aten::addmm.out", "mat2");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::addmm_out(self, mat1, mat2, beta, alpha, out);
+}
+
+at::Tensor & wrapper_arange_start_out(const at::Scalar & start, const at::Scalar & end, const at::Scalar & step, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::arange.start_out", "out");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
+  return foo::arange_out(start, end, step, out);
+}
+
+at::Tensor wrapper_avg_pool2d(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+}
+
+at::Tensor wrapper_avg_pool2d_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::avg_pool2d_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+}
+
+at::Tensor & wrapper_bernoulli__float(at::Tensor & self, double p, ::std::optional<at::Generator> generator) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::bernoulli_(self, p, generator);
 }
 
 at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
@@ -96,9 +171,24 @@ at::Tensor & wrapper_exp_out(const at::Tensor & self, at::Tensor & out) {
   return foo::exp_out(self, out);
 }
 
+at::Tensor & wrapper_ge_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::ge_out(self, other, out);
+}
+
 at::Tensor & wrapper_gt_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::gt_out(self, other, out);
+}
+
+at::Tensor wrapper_hardswish(const at::Tensor & self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardswish(self);
+}
+
+at::Tensor & wrapper_hardtanh_out(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::hardtanh_out(self, min_val, max_val, out);
 }
 
 at::Tensor & wrapper_index_select_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, at::Tensor & out) {
@@ -110,9 +200,38 @@ at::Tensor & wrapper_index_select_out(const at::Tensor & self, int64_t dim, cons
   return foo::index_select_out(self, dim, index, out);
 }
 
+at::Tensor wrapper_lerp_Scalar(const at::Tensor & self, const at::Tensor & end, const at::Scalar & weight) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::lerp(self, end, weight);
+}
+
+at::Tensor & wrapper_linalg_vector_norm_out(const at::Tensor & self, const at::Scalar & ord, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::linalg_vector_norm.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::linalg_vector_norm.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::linalg_vector_norm_out(self, ord, dim, keepdim, dtype, out);
+}
+
 at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::maximum(self, other);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, input, "aten::native_layer_norm", "input");
+  c10::impl::check_and_update_common_device(common_device, weight, "aten::native_layer_norm", "weight");
+  c10::impl::check_and_update_common_device(common_device, bias, "aten::native_layer_norm", "bias");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
+  return foo::native_layer_norm(input, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight, bias, eps);
+}
+
+at::Tensor wrapper_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::IntArrayRef dims) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::roll", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::roll(self, C10_AS_INTARRAYREF_SLOW(shifts), dims);
 }
 
 at::Tensor & wrapper_set__source_Storage(at::Tensor & self, at::Storage source) {
@@ -152,6 +271,22 @@ at::Tensor wrapper_tanh(const at::Tensor & self) {
   return foo::tanh(self);
 }
 
+at::Tensor & wrapper_tril_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::tril.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::tril.out", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::tril_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
+}
+
+at::Tensor & wrapper_upsample_nearest2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::upsample_nearest2d_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::upsample_nearest2d_backward.grad_input", "grad_output");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
+  return foo::upsample_nearest2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h, scales_w, grad_input);
+}
+
 at::Tensor wrapper_view(const at::Tensor & self, c10::SymIntArrayRef size) {
   return foo::view(self, C10_AS_INTARRAYREF_SLOW(size));
 }
@@ -177,18 +312,35 @@ at::Tensor & wrapper_zero_(at::Tensor & self) {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", TORCH_FN(wrapper__copy_from));
+  m.impl("_foreach_addcmul_.Scalar", TORCH_FN(wrapper__foreach_addcmul__Scalar));
+  m.impl("_foreach_mul_.Tensor", TORCH_FN(wrapper__foreach_mul__Tensor));
+  m.impl("_foreach_zero_", TORCH_FN(wrapper__foreach_zero_));
   m.impl("_log_softmax.out", TORCH_FN(wrapper__log_softmax_out));
   m.impl("_reshape_alias", TORCH_FN(wrapper__reshape_alias));
   m.impl("add.out", TORCH_FN(wrapper_add_out));
+  m.impl("addcdiv.out", TORCH_FN(wrapper_addcdiv_out));
+  m.impl("addcdiv_", TORCH_FN(wrapper_addcdiv_));
+  m.impl("addcmul_", TORCH_FN(wrapper_addcmul_));
   m.impl("addmm.out", TORCH_FN(wrapper_addmm_out));
+  m.impl("arange.start_out", TORCH_FN(wrapper_arange_start_out));
+  m.impl("avg_pool2d", TORCH_FN(wrapper_avg_pool2d));
+  m.impl("avg_pool2d_backward", TORCH_FN(wrapper_avg_pool2d_backward));
+  m.impl("bernoulli_.float", TORCH_FN(wrapper_bernoulli__float));
   m.impl("bmm.out", TORCH_FN(wrapper_bmm_out));
   m.impl("cos", TORCH_FN(wrapper_cos));
   m.impl("div.out", TORCH_FN(wrapper_div_out));
   m.impl("eq.Tensor_out", TORCH_FN(wrapper_eq_Tensor_out));
   m.impl("exp.out", TORCH_FN(wrapper_exp_out));
+  m.impl("ge.Tensor_out", TORCH_FN(wrapper_ge_Tensor_out));
   m.impl("gt.Scalar_out", TORCH_FN(wrapper_gt_Scalar_out));
+  m.impl("hardswish", TORCH_FN(wrapper_hardswish));
+  m.impl("hardtanh.out", TORCH_FN(wrapper_hardtanh_out));
   m.impl("index_select.out", TORCH_FN(wrapper_index_select_out));
+  m.impl("lerp.Scalar", TORCH_FN(wrapper_lerp_Scalar));
+  m.impl("linalg_vector_norm.out", TORCH_FN(wrapper_linalg_vector_norm_out));
   m.impl("maximum", TORCH_FN(wrapper_maximum));
+  m.impl("native_layer_norm", TORCH_FN(wrapper_native_layer_norm));
+  m.impl("roll", TORCH_FN(wrapper_roll));
   m.impl("set_.source_Storage", TORCH_FN(wrapper_set__source_Storage));
   m.impl("silu.out", TORCH_FN(wrapper_silu_out));
   m.impl("sqrt.out", TORCH_FN(wrapper_sqrt_out));
@@ -196,6 +348,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub_.Tensor", TORCH_FN(wrapper_sub__Tensor));
   m.impl("sum.IntList_out", TORCH_FN(wrapper_sum_IntList_out));
   m.impl("tanh", TORCH_FN(wrapper_tanh));
+  m.impl("tril.out", TORCH_FN(wrapper_tril_out));
+  m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(wrapper_upsample_nearest2d_backward_grad_input));
   m.impl("view", TORCH_FN(wrapper_view));
   m.impl("view_as_complex", TORCH_FN(wrapper_view_as_complex));
   m.impl("where.self", TORCH_FN(wrapper_where_self));

@@ -18,6 +18,7 @@
 
 namespace foo {
 
+at::Tensor & eq_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out);
 at::Tensor & eq_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out);
 
 }  // namespace foo

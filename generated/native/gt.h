@@ -19,5 +19,6 @@
 namespace foo {
 
 at::Tensor & gt_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out);
+at::Tensor & gt_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out);
 
 }  // namespace foo

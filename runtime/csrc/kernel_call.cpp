@@ -8,6 +8,7 @@
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorImpl.h>
 
+#include "core_ops.h"
 #include "device.h"
 #include "memory_access.h"
 
@@ -148,9 +149,43 @@ c10::List<std::optional<at::Tensor>> KernelCall::indices(
   return views;
 }
 
+at::Tensor KernelCall::device_input(const at::Tensor& t, const char* arg) const {
+  check_on_device(t, arg);
+  return host_view(t);
+}
+
+std::optional<at::Tensor> KernelCall::device_input(
+    const std::optional<at::Tensor>& t,
+    const char* arg) const {
+  if (!t.has_value() || !t->defined()) {
+    return std::nullopt;
+  }
+  return device_input(*t, arg);
+}
+
+std::vector<at::Tensor> KernelCall::device_inputs(at::TensorList tensors, const char* arg) const {
+  std::vector<at::Tensor> views;
+  views.reserve(tensors.size());
+  for (const at::Tensor& t : tensors) {
+    views.push_back(device_input(t, arg));
+  }
+  return views;
+}
+
 at::Tensor KernelCall::inplace(const at::Tensor& self, const char* arg) const {
   check_on_device(self, arg);
   return host_view(self);
+}
+
+at::Tensor KernelCall::adopt(const at::Tensor& host_result) const {
+  if (!host_result.defined()) {
+    return host_result;
+  }
+  at::Tensor result = empty_strided(
+      host_result.sizes(), host_result.strides(), host_result.scalar_type(), c10::kStrided, device_, std::nullopt);
+  at::Tensor dst = host_view(result);
+  at::native::copy_(dst, host_result, /*non_blocking=*/false);
+  return result;
 }
 
 OutputView KernelCall::output(at::Tensor& out, const char* arg) const {

@@ -89,9 +89,23 @@ class KernelCall {
       const c10::List<std::optional<at::Tensor>>& indices,
       const char* arg) const;
 
+  // Host view of an input that must be on this call's device, for ops that
+  // are not elementwise: there a CPU 0-dim tensor is no wrapped scalar but a
+  // tensor on the wrong device, which CUDA rejects too (batch norm's weight,
+  // layer norm's over an empty normalized shape).
+  at::Tensor device_input(const at::Tensor& t, const char* arg) const;
+  std::optional<at::Tensor> device_input(const std::optional<at::Tensor>& t, const char* arg) const;
+  std::vector<at::Tensor> device_inputs(at::TensorList tensors, const char* arg) const;
+
   // Host view of a tensor modified in place (self of an in-place op). Its
   // shape never changes, so no commit is needed.
   at::Tensor inplace(const at::Tensor& self, const char* arg = "self") const;
+
+  // A device copy of a result the CPU kernel allocated itself (a CPU kernel
+  // with no out= variant: layer norm, the norms' backward), with its sizes
+  // and strides; an undefined tensor (a gradient output_mask left out) stays
+  // undefined. A kernel that can write device memory directly saves the copy.
+  at::Tensor adopt(const at::Tensor& host_result) const;
 
   // An output: see OutputView.
   OutputView output(at::Tensor& out, const char* arg = "out") const;

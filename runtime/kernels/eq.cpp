@@ -18,4 +18,12 @@ at::Tensor & eq_out(const at::Tensor & self, const at::Tensor & other, at::Tenso
   return o.commit();
 }
 
+at::Tensor & eq_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("eq.Scalar_out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::eq_out(o.host(), call.input(self, "self"), other);
+  return o.commit();
+}
+
 }  // namespace foo

@@ -18,4 +18,12 @@ at::Tensor & gt_out(const at::Tensor & self, const at::Scalar & other, at::Tenso
   return o.commit();
 }
 
+at::Tensor & gt_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("gt.Tensor_out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::gt_out(o.host(), call.input(self, "self"), call.input(other, "other"));
+  return o.commit();
+}
+
 }  // namespace foo

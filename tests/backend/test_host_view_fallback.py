@@ -201,14 +201,25 @@ def test_tensor_list_outputs() -> None:
         assert_same(got, want)
 
 
+# An op with an optional tensor list (Tensor?[]) and a CPU kernel only. ATen's ops of that kind
+# (index_put_'s _index_put_impl_, index) are foo kernels, so the test defines its own.
+_OPTIONAL_LIST_OPS = torch.library.Library("scaffold_fallback_test", "DEF")
+_OPTIONAL_LIST_OPS.define("index_put_accumulate(Tensor self, Tensor?[] indices, Tensor values) -> Tensor")
+_OPTIONAL_LIST_OPS.impl(
+    "index_put_accumulate", lambda self, indices, values: torch.ops.aten.index_put(self, indices, values, True), "CPU"
+)
+
+
 def test_optional_tensor_lists() -> None:
     a = _randn(5, 4)
     index = torch.tensor([0, 3, 3])
-    values = _randn(3, 4, seed=2)
-    device = a.to(DEVICE)
-    with falls_back("aten::_index_put_impl_"):
-        device.index_put_((index.to(DEVICE),), values.to(DEVICE), accumulate=True)
-    assert_same(device, a.clone().index_put_((index,), values, accumulate=True))
+    rows, cols = _randn(3, 4, seed=2), _randn(3, seed=3)
+    op = torch.ops.scaffold_fallback_test.index_put_accumulate
+    with falls_back("scaffold_fallback_test::index_put_accumulate"):
+        by_rows = op(a.to(DEVICE), [index.to(DEVICE)], rows.to(DEVICE))
+        by_cols = op(a.to(DEVICE), [None, index.to(DEVICE)], cols.to(DEVICE))  # a None in the list
+    assert_same(by_rows, op(a, [index], rows))
+    assert_same(by_cols, op(a, [None, index], cols))
 
 
 def test_factory_with_a_device_argument() -> None:

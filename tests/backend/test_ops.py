@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -30,6 +31,7 @@ from foo_testing import (
     check_out,
     check_outcome,
     no_fallback,
+    place,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -1274,6 +1276,18 @@ def _clamp() -> None:
         torch.clamp(torch.ones(2, device=DEVICE))
 
 
+
+@op_test("clamp_min.Tensor_out")
+def _clamp_min_tensor() -> None:
+    for dtype in (F32, F64, I64):
+        a, b = rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
+        check(torch.clamp_min, a, b)
+        check(lambda x, y: torch.clamp_min(x, y[0]), a, b)
+        check_inplace(lambda x, y: x.clamp_min_(y), a, b)
+        check_out(lambda x, y, out: torch.clamp_min(x, y, out=out), a, b)
+    check(torch.clamp_min, torch.tensor([float("nan"), 1.0]), torch.tensor([0.0, float("nan")]))
+
+
 @op_test("cat.out")
 def _cat() -> None:
     for dtype in (F32, I64, BOOL):
@@ -1288,6 +1302,777 @@ def _cat() -> None:
     check(lambda x: torch.stack([x, x + 1]), rand((2, 3)), layouts=("contiguous",))
     with pytest.raises(RuntimeError):
         torch.cat([torch.ones(2, 3, device=DEVICE), torch.ones(2, 4, device=DEVICE)])
+
+
+# ---- Layers of CNNs and transformers --------------------------------------------------------------
+#
+# Normalisation, pooling, resampling, embeddings and dropout: forward and backward against the CPU
+# in the layouts a model hands them (contiguous, transposed or sliced activations, channels-last),
+# with the per-channel tensors contiguous as a module holds them.
+
+BF16 = torch.bfloat16
+LOW_PRECISION = {"rtol": 2e-2, "atol": 2e-2}
+
+
+def _grads_of(fn: Callable[..., torch.Tensor], n_inputs: int) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """fn's gradients with respect to its first n_inputs arguments, for an output gradient g (the
+    last argument); None inputs take no gradient."""
+
+    def grads(*args: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
+        *inputs, g = args
+        leaves = [t.detach().requires_grad_() if t is not None and i < n_inputs else t for i, t in enumerate(inputs)]
+        out = fn(*leaves)
+        wanted = [t for i, t in enumerate(leaves) if i < n_inputs and t is not None]
+        return torch.autograd.grad(out, wanted, g)
+
+    return grads
+
+
+def _per_channel(c: int, dtype: torch.dtype, seed: int, *, positive: bool = False) -> Fixed:
+    return Fixed(rand((c,), dtype, low=0.5 if positive else -1, high=2 if positive else 1, seed=seed))
+
+
+@op_test("native_batch_norm")
+def _native_batch_norm() -> None:
+    for dtype in FLOATS:
+        for shape in [(4, 3), (4, 3, 7), (4, 3, 5, 6), (2, 3, 2, 3, 4)]:
+            x = rand(shape, dtype)
+            w, b = _per_channel(3, dtype, 1), _per_channel(3, dtype, 2)
+            mean, var = _per_channel(3, dtype, 3), _per_channel(3, dtype, 4, positive=True)
+
+            def train(t: torch.Tensor, w: torch.Tensor, b: torch.Tensor, rm: torch.Tensor, rv: torch.Tensor) -> tuple[torch.Tensor, ...]:
+                # the running statistics are updated in place, on the device
+                return (*torch.native_batch_norm(t, w, b, rm, rv, True, 0.2, 1e-3), rm, rv)
+
+            check(train, x, w, b, mean, var, layouts=("contiguous", "transposed", "sliced"))
+            check(lambda t, rm, rv: torch.native_batch_norm(t, None, None, rm, rv, False, 0.1, 1e-5), x, mean, var)
+            check(lambda t, w, b: torch.native_batch_norm(t, w, b, None, None, True, 0.1, 1e-5), x, w, b)
+            check(lambda t, w, b, rm, rv: F.batch_norm(t, rm, rv, w, b, training=False), x, w, b, mean, var)
+        x4 = rand((2, 3, 4, 5), dtype)
+        check(train, View(x4, _channels_last), w, b, mean, var, layouts=("contiguous",))
+    # bfloat16 activations with float32 parameters and statistics (autocast's mixed types)
+    check(lambda t, w, b, rm, rv: torch.native_batch_norm(t, w, b, rm, rv, True, 0.1, 1e-5), rand((4, 3, 5), BF16),
+          _per_channel(3, F32, 1), _per_channel(3, F32, 2), _per_channel(3, F32, 3), _per_channel(3, F32, 4, positive=True), **LOW_PRECISION)
+    x = torch.ones(2, 3, 4, device=DEVICE)
+    with pytest.raises(RuntimeError, match="weight should contain 3 elements"):
+        torch.native_batch_norm(x, torch.ones(4, device=DEVICE), None, None, None, True, 0.1, 1e-5)
+    with pytest.raises(RuntimeError, match="evaluation mode"):
+        torch.native_batch_norm(x, None, None, None, None, False, 0.1, 1e-5)
+    with pytest.raises(RuntimeError, match="foo:1"):
+        torch.native_batch_norm(x, torch.ones(3, device="foo:1"), None, None, None, True, 0.1, 1e-5)
+    with pytest.raises(RuntimeError, match="cpu"):
+        torch.native_batch_norm(x, torch.ones(3), None, None, None, True, 0.1, 1e-5)
+
+
+@op_test("_native_batch_norm_legit", "_native_batch_norm_legit.no_stats")
+def _native_batch_norm_legit() -> None:
+    legit = torch.ops.aten._native_batch_norm_legit
+    for dtype in FLOATS:
+        x = rand((4, 3, 5), dtype)
+        w, b = _per_channel(3, dtype, 1), _per_channel(3, dtype, 2)
+        mean, var = _per_channel(3, dtype, 3), _per_channel(3, dtype, 4, positive=True)
+        for training in (True, False):
+            check(lambda t, w, b, rm, rv, tr=training: (*legit(t, w, b, rm, rv, tr, 0.1, 1e-5), rm, rv), x, w, b, mean, var)
+        check(lambda t, w, b: legit.no_stats(t, w, b, True, 0.1, 1e-5), x, w, b)
+    with pytest.raises(RuntimeError, match="evaluation mode"):
+        legit.no_stats(torch.ones(2, 3, device=DEVICE), None, None, False, 0.1, 1e-5)
+
+
+@op_test("native_batch_norm_backward")
+def _native_batch_norm_backward() -> None:
+    for dtype in FLOATS:
+        for shape in [(4, 3), (4, 3, 5, 6)]:
+            x, g = rand(shape, dtype), rand(shape, dtype, seed=9)
+            w, b = _per_channel(3, dtype, 1), _per_channel(3, dtype, 2)
+            mean, var = _per_channel(3, dtype, 3), _per_channel(3, dtype, 4, positive=True)
+            train = _grads_of(lambda t, w, b: F.batch_norm(t, None, None, w, b, training=True), 3)
+            check(train, x, w, b, g, layouts=("contiguous", "transposed", "sliced"))
+            evaluate = _grads_of(lambda t, w, b, rm, rv: F.batch_norm(t, rm, rv, w, b, training=False), 3)
+            check(evaluate, x, w, b, mean, var, g, layouts=("contiguous", "transposed"))
+        # the functional op, with output masks
+        x, g = rand((4, 3, 5), dtype), rand((4, 3, 5), dtype, seed=9)
+        out, save_mean, save_invstd = torch.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
+        for mask in ([True, True, True], [True, False, False], [False, True, True]):
+            check(lambda g, t, w, sm, si, m=mask: torch.ops.aten.native_batch_norm_backward(g, t, w, None, None, sm, si, True, 1e-5, m),
+                  g, x, _per_channel(3, dtype, 1), Fixed(save_mean), Fixed(save_invstd))
+    x4, g4 = rand((2, 3, 4, 5)), rand((2, 3, 4, 5), seed=9)
+    check(_grads_of(lambda t, w, b: F.batch_norm(t, None, None, w, b, training=True), 3), View(x4, _channels_last), _per_channel(3, F32, 1),
+          _per_channel(3, F32, 2), View(g4, _channels_last), layouts=("contiguous",))
+    with pytest.raises(RuntimeError, match="grad_out's sizes"):
+        torch.ops.aten.native_batch_norm_backward(torch.ones(2, 3, device=DEVICE), torch.ones(2, 3, 1, device=DEVICE), None, None, None,
+                                                  torch.ones(3, device=DEVICE), torch.ones(3, device=DEVICE), True, 1e-5, [True, True, True])
+
+
+LAYER_NORM_CASES = [((4, 5), (5,)), ((2, 3, 8), (8,)), ((2, 3, 4), (3, 4)), ((3, 1), (1,)), ((0, 4), (4,))]
+
+
+@op_test("native_layer_norm")
+def _native_layer_norm() -> None:
+    for dtype in FLOATS:
+        for shape, normalized in LAYER_NORM_CASES:
+            x = rand(shape, dtype)
+            w, b = Fixed(rand(normalized, dtype, seed=1)), Fixed(rand(normalized, dtype, seed=2))
+            check(lambda t, w, b, n=normalized: torch.native_layer_norm(t, n, w, b, 1e-5), x, w, b)
+            check(lambda t, n=normalized: F.layer_norm(t, n), x)
+    check(lambda t, w, b: F.layer_norm(t, (8,), w, b), rand((2, 3, 8), BF16), Fixed(rand((8,), BF16, seed=1)),
+          Fixed(rand((8,), BF16, seed=2)), **LOW_PRECISION)
+    check_outcome(lambda t, w: F.layer_norm(t, (4,), w), rand((2, 5)), Fixed(rand((4,))))  # shape mismatch: the CPU's error
+    with pytest.raises(RuntimeError, match="cpu"):
+        F.layer_norm(torch.ones(2, 4, device=DEVICE), (4,), torch.ones(4))
+
+
+@op_test("native_layer_norm_backward")
+def _native_layer_norm_backward() -> None:
+    for dtype in FLOATS:
+        for shape, normalized in LAYER_NORM_CASES:
+            x, g = rand(shape, dtype), rand(shape, dtype, seed=9)
+            w, b = Fixed(rand(normalized, dtype, seed=1)), Fixed(rand(normalized, dtype, seed=2))
+            check(_grads_of(lambda t, w, b, n=normalized: F.layer_norm(t, n, w, b), 3), x, w, b, g, layouts=("contiguous", "transposed", "sliced"))
+            check(_grads_of(lambda t, n=normalized: F.layer_norm(t, n), 1), x, g, layouts=("contiguous", "transposed"))
+    with pytest.raises(RuntimeError, match="mean and rstd"):
+        x = torch.ones(2, 4, device=DEVICE)
+        mean, rstd = torch.ones(3, device=DEVICE), torch.ones(2, device=DEVICE)
+        torch.ops.aten.native_layer_norm_backward(x, x, [4], mean, rstd, None, None, [True, False, False])
+
+
+@op_test("native_group_norm")
+def _native_group_norm() -> None:
+    for dtype in FLOATS:
+        for shape, groups in [((2, 6, 4, 5), 3), ((2, 4, 7), 2), ((3, 4), 4), ((1, 6, 2, 2, 2), 1)]:
+            x = rand(shape, dtype)
+            w, b = _per_channel(shape[1], dtype, 1), _per_channel(shape[1], dtype, 2)
+            check(lambda t, w, b, gr=groups: F.group_norm(t, gr, w, b), x, w, b, layouts=("contiguous", "transposed"))
+            check(lambda t, gr=groups: F.group_norm(t, gr), x, layouts=("contiguous",))
+    check(lambda t, w, b: F.group_norm(t, 3, w, b), View(rand((2, 6, 4, 5)), _channels_last), _per_channel(6, F32, 1), _per_channel(6, F32, 2),
+          layouts=("contiguous",))
+    check_outcome(lambda t: F.group_norm(t, 4), rand((2, 6, 3)))  # 6 channels in 4 groups: the CPU's error
+    with pytest.raises(RuntimeError, match="does not match"):
+        torch.native_group_norm(torch.ones(2, 6, 3, device=DEVICE), None, None, 2, 6, 4, 3, 1e-5)
+
+
+@op_test("native_group_norm_backward")
+def _native_group_norm_backward() -> None:
+    for dtype in FLOATS:
+        for shape, groups in [((2, 6, 4, 5), 3), ((2, 4, 7), 2), ((3, 4), 4)]:
+            x, g = rand(shape, dtype), rand(shape, dtype, seed=9)
+            w, b = _per_channel(shape[1], dtype, 1), _per_channel(shape[1], dtype, 2)
+            check(_grads_of(lambda t, w, b, gr=groups: F.group_norm(t, gr, w, b), 3), x, w, b, g, layouts=("contiguous", "transposed"))
+    with pytest.raises(RuntimeError, match="mean and rstd"):
+        x = torch.ones(2, 6, 3, device=DEVICE)
+        mean, rstd = torch.ones(5, device=DEVICE), torch.ones(6, device=DEVICE)
+        torch.ops.aten.native_group_norm_backward(x, x, mean, rstd, None, 2, 6, 3, 3, [True, True, True])
+
+
+POOL_INPUTS = [(2, 3, 9, 8), (3, 7, 6)]
+
+
+@op_test("max_pool2d_with_indices", "max_pool2d_with_indices.out")
+def _max_pool2d() -> None:
+    for dtype in (F32, F64, BF16):
+        for shape in POOL_INPUTS:
+            x = rand(shape, dtype)
+            for kwargs in ({"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": (3, 2), "stride": 1, "dilation": 2},
+                           {"kernel_size": 3, "stride": 2, "ceil_mode": True}):
+                check(lambda t, kw=kwargs: F.max_pool2d(t, return_indices=True, **kw), x)
+        check(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), View(rand((2, 3, 9, 8), dtype), _channels_last), layouts=("contiguous",))
+        check_out(lambda t, out: torch.ops.aten.max_pool2d_with_indices.out(t, [3, 3], [2, 2], [1, 1], [1, 1], False, out=out[0], indices=out[1]),
+                  rand((2, 3, 9, 8), dtype), dtype=(dtype, I64))
+    check_outcome(lambda t: F.max_pool2d(t, 3, padding=2), rand((1, 2, 6, 6)))  # padding over half the kernel: the CPU's error
+    check_outcome(lambda t: F.max_pool2d(t, 5), rand((1, 2, 3, 3)))  # output too small
+
+
+@op_test("max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward.grad_input")
+def _max_pool2d_backward() -> None:
+    for dtype in FLOATS:
+        for shape in POOL_INPUTS:
+            x = rand(shape, dtype)
+            for kwargs in ({"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "ceil_mode": True}):
+                g = rand(F.max_pool2d(x, **kwargs).shape, dtype, seed=9)
+                check(_grads_of(lambda t, kw=kwargs: F.max_pool2d(t, **kw), 1), x, Fixed(g), layouts=("contiguous", "transposed", "sliced"))
+        x = rand((2, 3, 9, 8), dtype)
+        out, indices = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+        g = rand(out.shape, dtype, seed=9)
+        check(_grads_of(lambda t: F.max_pool2d(t, 3, 2, 1), 1), View(x, _channels_last), View(g, _channels_last), layouts=("contiguous",))
+        backward = torch.ops.aten.max_pool2d_with_indices_backward.grad_input
+        check_out(lambda g, t, i, out: backward(g, t, [3, 3], [2, 2], [1, 1], [1, 1], False, i, grad_input=out), g, x, Fixed(indices))
+    with pytest.raises(RuntimeError, match="int64 indices"):
+        x = torch.ones(1, 1, 4, 4, device=DEVICE)
+        torch.ops.aten.max_pool2d_with_indices_backward(torch.ones(1, 1, 2, 2, device=DEVICE), x, [2, 2], [2, 2], [0, 0], [1, 1], False,
+                                                        torch.zeros(1, 1, 2, 2, dtype=torch.int32, device=DEVICE))
+
+
+AVG_POOL_KWARGS = [{"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": 3, "padding": 1, "count_include_pad": False},
+                   {"kernel_size": 3, "stride": 2, "ceil_mode": True}, {"kernel_size": 2, "divisor_override": 3}]
+
+
+@op_test("avg_pool2d", "avg_pool2d.out")
+def _avg_pool2d() -> None:
+    for dtype in (F32, F64, BF16):
+        tol = LOW_PRECISION if dtype == BF16 else {}
+        for shape in POOL_INPUTS:
+            for kwargs in AVG_POOL_KWARGS:
+                check(lambda t, kw=kwargs: F.avg_pool2d(t, **kw), rand(shape, dtype), **tol)
+        check(lambda t: F.avg_pool2d(t, 3, 2, 1), View(rand((2, 3, 9, 8), dtype), _channels_last), layouts=("contiguous",), **tol)
+        check_out(lambda t, out: torch.ops.aten.avg_pool2d.out(t, [2, 2], [2, 2], [0, 0], False, True, None, out=out),
+                  rand((2, 3, 9, 8), dtype), **tol)
+    check_outcome(lambda t: F.avg_pool2d(t, 2, divisor_override=0), rand((1, 2, 4, 4)))
+
+
+@op_test("avg_pool2d_backward", "avg_pool2d_backward.grad_input")
+def _avg_pool2d_backward() -> None:
+    for dtype in FLOATS:
+        for shape in POOL_INPUTS:
+            x = rand(shape, dtype)
+            for kwargs in AVG_POOL_KWARGS:
+                g = rand(F.avg_pool2d(x, **kwargs).shape, dtype, seed=9)
+                check(_grads_of(lambda t, kw=kwargs: F.avg_pool2d(t, **kw), 1), x, Fixed(g), layouts=("contiguous", "transposed"))
+        x = rand((2, 3, 9, 8), dtype)
+        g = rand((2, 3, 4, 4), dtype, seed=9)
+        check(_grads_of(lambda t: F.avg_pool2d(t, 2), 1), View(x, _channels_last), View(g, _channels_last), layouts=("contiguous",))
+        backward = torch.ops.aten.avg_pool2d_backward.grad_input
+        check_out(lambda g, t, out: backward(g, t, [2, 2], [2, 2], [0, 0], False, True, None, grad_input=out), g, x)
+
+
+@op_test("_adaptive_avg_pool2d")
+def _adaptive_avg_pool2d() -> None:
+    for dtype in (F32, F64, BF16):
+        tol = LOW_PRECISION if dtype == BF16 else {}
+        for shape in POOL_INPUTS:
+            for size in ((3, 2), (7, 7), (1, 1), (2, 5)):
+                check(lambda t, s=size: F.adaptive_avg_pool2d(t, s), rand(shape, dtype), **tol)
+        check(lambda t: F.adaptive_avg_pool2d(t, (3, 3)), View(rand((2, 3, 9, 8), dtype), _channels_last), layouts=("contiguous",), **tol)
+    check_outcome(lambda t: torch.ops.aten._adaptive_avg_pool2d(t, [2, 2]), rand((3, 4)))
+
+
+@op_test("_adaptive_avg_pool2d_backward")
+def _adaptive_avg_pool2d_backward() -> None:
+    for dtype in FLOATS:
+        for shape in POOL_INPUTS:
+            x = rand(shape, dtype)
+            g = rand((*shape[:-2], 3, 2), dtype, seed=9)
+            check(_grads_of(lambda t: F.adaptive_avg_pool2d(t, (3, 2)), 1), x, Fixed(g), layouts=("contiguous", "transposed"))
+        check(_grads_of(lambda t: F.adaptive_avg_pool2d(t, (3, 3)), 1), View(rand((2, 3, 9, 8), dtype), _channels_last),
+              View(rand((2, 3, 3, 3), dtype, seed=9), _channels_last), layouts=("contiguous",))
+
+
+@op_test("upsample_bilinear2d.out", "upsample_nearest2d.out")
+def _upsample() -> None:
+    for dtype in FLOATS:
+        x = rand((2, 3, 4, 5), dtype)
+        check(lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"), x)
+        check(lambda t: F.interpolate(t, size=(7, 3), mode="bilinear", align_corners=True), x)
+        check(lambda t: F.interpolate(t, scale_factor=2, mode="nearest"), x)
+        check(lambda t: F.interpolate(t, size=(9, 6), mode="nearest"), x)
+        check(lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"), View(x, _channels_last), layouts=("contiguous",))
+        check_out(lambda t, out: torch.ops.aten.upsample_bilinear2d.out(t, [6, 7], False, None, None, out=out), x)
+        check_out(lambda t, out: torch.ops.aten.upsample_nearest2d.out(t, [6, 7], None, None, out=out), x)
+
+
+@op_test("upsample_bilinear2d_backward.grad_input", "upsample_nearest2d_backward.grad_input")
+def _upsample_backward() -> None:
+    for dtype in FLOATS:
+        x = rand((2, 3, 4, 5), dtype)
+        for mode, extra in (("bilinear", {"align_corners": False}), ("bilinear", {"align_corners": True}), ("nearest", {})):
+            check(_grads_of(lambda t, m=mode, e=extra: F.interpolate(t, size=(7, 9), mode=m, **e), 1), x, Fixed(rand((2, 3, 7, 9), dtype, seed=9)),
+                  layouts=("contiguous", "transposed"))
+        g = rand((2, 3, 6, 7), dtype, seed=9)
+        bilinear = torch.ops.aten.upsample_bilinear2d_backward.grad_input
+        check_out(lambda g, out: bilinear(g, [6, 7], [2, 3, 4, 5], False, None, None, grad_input=out), g)
+        check_out(lambda g, out: torch.ops.aten.upsample_nearest2d_backward.grad_input(g, [6, 7], [2, 3, 4, 5], None, None, grad_input=out), g)
+
+
+@op_test("embedding_dense_backward")
+def _embedding_dense_backward() -> None:
+    indices = torch.tensor([[1, 4, 4, 0], [9, 1, 1, 1]])
+    for dtype in FLOATS:
+        w, g = rand((10, 6), dtype), rand((2, 4, 6), dtype, seed=9)
+        for index_dtype in (I64, torch.int32):
+            for kwargs in ({}, {"padding_idx": 1}, {"scale_grad_by_freq": True}):
+                check(lambda i, w, g, kw=kwargs: _grads_of(lambda w: F.embedding(i, w, **kw), 1)(w, g), Fixed(indices.to(index_dtype)), w, g,
+                      layouts=("contiguous", "transposed"))
+        check(lambda g, i: torch.ops.aten.embedding_dense_backward(g, i, 10, -1, False), g, Fixed(indices))
+    with pytest.raises(RuntimeError, match="embedding_dim"):
+        torch.ops.aten.embedding_dense_backward(torch.ones(3, 2, device=DEVICE), torch.tensor([1], device=DEVICE), 10, -1, False)
+
+
+@op_test("native_dropout")
+def _native_dropout() -> None:
+    for dtype in (F32, F64, BF16):
+        for p in (0.0, 0.3, 1.0):
+            for shape in ((5,), (40, 30)):
+                x = rand(shape, dtype)
+                for layout in ("contiguous", "transposed"):
+                    # the mask comes from the device's generator: the same seed draws the same mask as on the CPU
+                    _same_stream(lambda dev, p=p, x=x, layout=layout: torch.native_dropout(place([x], dev, layout)[0], p, True))
+        check(lambda t: torch.native_dropout(t, 0.3, False), rand((4, 5), dtype))
+        _same_stream(lambda dev: F.dropout(rand((8, 9), dtype).to(dev), 0.25, training=True))
+    check(lambda t: torch.native_dropout(t, 0.3, True), torch.empty(0, 3))
+
+
+@op_test("native_dropout_backward")
+def _native_dropout_backward() -> None:
+    for dtype in FLOATS:
+        g, mask = rand((4, 5), dtype, seed=9), rand((4, 5), BOOL, seed=2)
+        check(lambda g, m: torch.ops.aten.native_dropout_backward(g, m, 1.25), g, mask)
+        _same_stream(lambda dev: _grads_of(lambda t: F.dropout(t, 0.2, training=True), 1)(rand((6, 7), dtype).to(dev), g.new_ones(6, 7).to(dev))[0])
+    with pytest.raises(RuntimeError, match="Bool"):
+        torch.ops.aten.native_dropout_backward(torch.ones(3, device=DEVICE), torch.ones(3, device=DEVICE), 2.0)
+    with pytest.raises(RuntimeError, match="cpu"):
+        torch.ops.aten.native_dropout_backward(torch.ones(3, device=DEVICE), torch.tensor(True), 2.0)
+
+
+# ---- Optimizers -----------------------------------------------------------------------------------
+
+
+def _pointwise_ternary(fn: Callable[..., torch.Tensor], inplace: Callable[..., torch.Tensor], *, low: float = -3) -> None:
+    for dtype in FLOATS:
+        a, b, c = rand((3, 4), dtype), rand((3, 4), dtype, seed=1), rand((3, 4), dtype, low=low, seed=2)
+        check(fn, a, b, c)
+        check(lambda x, y, z: fn(x, y[0], z[:, :1]), a, b, c)  # broadcasting
+        check(lambda x, y, z: fn(x[0], y, z), a, b, c)
+        check_inplace(inplace, a, b, c)
+        check(fn, View(rand((2, 3, 4, 5), dtype), _channels_last), rand((2, 3, 4, 5), dtype, seed=1), rand((2, 3, 4, 5), dtype, low=low, seed=2),
+              layouts=("contiguous",))
+    check_outcome(fn, rand((3, 4)), rand((3, 4), F64, seed=1), rand((3, 4), low=low, seed=2))  # promotion
+    check_outcome(inplace, rand((3, 4)), rand((4, 4), seed=1), rand((3, 4), low=low, seed=2))  # shapes that do not broadcast
+    check_outcome(lambda x, y, z: fn(x, y, Host(z).tensor), rand((3, 4)), rand((3, 4), seed=1), torch.tensor(1.5), layouts=("contiguous",))
+    with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
+        fn(torch.ones(2, device="foo:0"), torch.ones(2, device="foo:1"), torch.ones(2, device="foo:0"))
+    with pytest.raises(RuntimeError, match="cpu"):
+        inplace(torch.ones(2, device=DEVICE), torch.ones(2), torch.ones(2, device=DEVICE))
+
+
+@op_test("addcmul.out", "addcmul", "addcmul_")
+def _addcmul() -> None:
+    _pointwise_ternary(lambda x, y, z: torch.addcmul(x, y, z, value=0.5), lambda x, y, z: x.addcmul_(y, z, value=-2))
+    check(lambda x, y, z: torch.addcmul(x, y, z), rand((3, 4), I64), rand((3, 4), I64, seed=1), rand((3, 4), I64, seed=2))
+    check_out(lambda x, y, z, out: torch.addcmul(x, y, z, value=3, out=out), rand((3, 4)), rand((3, 4), seed=1), rand((4,), seed=2))
+
+
+@op_test("addcdiv.out", "addcdiv", "addcdiv_")
+def _addcdiv() -> None:
+    _pointwise_ternary(lambda x, y, z: torch.addcdiv(x, y, z, value=0.5), lambda x, y, z: x.addcdiv_(y, z, value=-2), low=0.5)
+    check_outcome(lambda x, y, z: torch.addcdiv(x, y, z), rand((3, 4), I64), rand((3, 4), I64, seed=1), rand((3, 4), I64, low=1, seed=2))
+    check_out(lambda x, y, z, out: torch.addcdiv(x, y, z, value=3, out=out), rand((3, 4)), rand((3, 4), seed=1), rand((4,), low=0.5, seed=2))
+
+
+@op_test("lerp.Scalar_out", "lerp.Scalar", "lerp_.Scalar")
+def _lerp_scalar() -> None:
+    for weight in (0.1, 0.7, -1.5):
+        _pointwise_ternary(lambda x, y, z, w=weight: torch.lerp(x, y + 0 * z, w), lambda x, y, z, w=weight: x.lerp_(y + 0 * z, w))
+    check_out(lambda x, y, out: torch.lerp(x, y, 0.25, out=out), rand((3, 4)), rand((4,), seed=1))
+
+
+@op_test("lerp.Tensor_out", "lerp.Tensor", "lerp_.Tensor")
+def _lerp_tensor() -> None:
+    _pointwise_ternary(torch.lerp, lambda x, y, z: x.lerp_(y, z), low=0)
+    check_out(lambda x, y, z, out: torch.lerp(x, y, z, out=out), rand((3, 4)), rand((4,), seed=1), rand((3, 1), low=0, seed=2))
+
+
+def _lists(shapes: Sequence[tuple[int, ...]], dtype: torch.dtype, seed: int, *, low: float = -3) -> list[torch.Tensor]:
+    return [rand(s, dtype, low=low, seed=seed + i) for i, s in enumerate(shapes)]
+
+
+# A model's parameters: weights, biases, a scalar; and lists foreach kernels take in a loop (mixed
+# shapes, integer tensors, non-contiguous tensors).
+FOREACH_SHAPES = [(4, 3), (3,), (), (2, 3, 2)]
+
+
+def _foreach_case(
+    fn: Callable[..., Any], n_lists: int, *, inplace: bool, low: float = -3, dtypes: Sequence[torch.dtype] = FLOATS, **tol: Any
+) -> None:
+    def run(*lists: list[torch.Tensor]) -> Any:
+        result = fn(*lists)
+        return list(lists[0]) if inplace else result
+
+    for dtype in dtypes:
+        lists = [_lists(FOREACH_SHAPES, dtype, seed=10 * k, low=low if k else -3) for k in range(n_lists)]
+        check(run, *lists, layouts=("contiguous", "transposed", "sliced"), **tol)
+    # tensors of two shapes at one position (broadcast), and a list of one tensor
+    if n_lists > 1:
+        mixed = [_lists(FOREACH_SHAPES, F32, seed=10 * k, low=low if k else -3) for k in range(n_lists)]
+        mixed[1][0] = rand((3,), seed=77, low=low)
+        check_outcome(run, *mixed, layouts=("contiguous",))
+    check(run, *[[rand((5,), seed=k, low=low if k else -3)] for k in range(n_lists)], layouts=("contiguous",))
+    # lists of different lengths, and tensors on two devices or on the CPU: PyTorch's own errors
+    if n_lists > 1:
+        with pytest.raises(RuntimeError):
+            fn([torch.ones(2, device=DEVICE)] * 2, *([[torch.ones(2, device=DEVICE)]] * (n_lists - 1)))
+        with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0|same device"):
+            fn([torch.ones(2, device="foo:0")], *([[torch.ones(2, device="foo:1")]] * (n_lists - 1)))
+        with pytest.raises(RuntimeError, match="cpu|same device"):
+            fn([torch.ones(2, device=DEVICE)], *([[torch.ones(2)]] * (n_lists - 1)))
+
+
+@op_test("_foreach_add_.Scalar", "_foreach_add_.List", "_foreach_add.List")
+def _foreach_add() -> None:
+    _foreach_case(lambda s: torch._foreach_add_(s, 0.5), 1, inplace=True)
+    _foreach_case(lambda s, o: torch._foreach_add_(s, o, alpha=-0.1), 2, inplace=True)
+    _foreach_case(lambda s, o: torch._foreach_add(s, o, alpha=2), 2, inplace=False)
+    # integer lists take PyTorch's loop, with the CPU's promotion and errors
+    check_outcome(lambda s, o: torch._foreach_add(s, o), _lists(FOREACH_SHAPES, I64, 0), _lists(FOREACH_SHAPES, F32, 5), layouts=("contiguous",))
+    check_outcome(lambda s: (torch._foreach_add_(s, 0.5), s)[1], _lists(FOREACH_SHAPES, I64, 0), layouts=("contiguous",))
+
+
+@op_test("_foreach_mul_.Scalar", "_foreach_mul.Scalar", "_foreach_mul_.Tensor")
+def _foreach_mul() -> None:
+    _foreach_case(lambda s: torch._foreach_mul_(s, 0.9), 1, inplace=True)
+    _foreach_case(lambda s: torch._foreach_mul(s, -2), 1, inplace=False)
+    for factor in (torch.tensor(0.25), torch.tensor(0.25, dtype=F64)):
+        _foreach_case(lambda s, f=factor: torch._foreach_mul_(s, f.to(s[0].device)), 1, inplace=True)
+        _foreach_case(lambda s, f=factor: torch._foreach_mul_(s, f), 1, inplace=True)  # a CPU scalar tensor
+    with pytest.raises(RuntimeError):
+        torch._foreach_mul_([torch.ones(2, device=DEVICE)], torch.ones(2, device=DEVICE))
+
+
+@op_test("_foreach_lerp_.Scalar")
+def _foreach_lerp() -> None:
+    _foreach_case(lambda s, e: torch._foreach_lerp_(s, e, 0.1), 2, inplace=True)
+
+
+@op_test("_foreach_addcmul_.Scalar")
+def _foreach_addcmul() -> None:
+    _foreach_case(lambda s, a, b: torch._foreach_addcmul_(s, a, b, 0.001), 3, inplace=True)
+    _foreach_case(lambda s, a: torch._foreach_addcmul_(s, a, a, 0.5), 2, inplace=True)  # Adam: grads twice
+
+
+@op_test("_foreach_addcdiv_.Scalar", "_foreach_addcdiv_.ScalarList")
+def _foreach_addcdiv() -> None:
+    _foreach_case(lambda s, a, b: torch._foreach_addcdiv_(s, a, b, -0.01), 3, inplace=True, low=0.5)
+    _foreach_case(lambda s, a, b: torch._foreach_addcdiv_(s, a, b, [-0.1 * (i + 1) for i in range(len(s))]), 3, inplace=True, low=0.5)
+    with pytest.raises(RuntimeError):
+        x = [torch.ones(2, device=DEVICE)] * 2
+        torch._foreach_addcdiv_(x, x, x, [1.0])
+
+
+@op_test("_foreach_div_.ScalarList")
+def _foreach_div() -> None:
+    _foreach_case(lambda s: torch._foreach_div_(s, [0.5 + i for i in range(len(s))]), 1, inplace=True)
+    with pytest.raises(RuntimeError):
+        torch._foreach_div_([torch.ones(2, device=DEVICE)], [1.0, 2.0])
+
+
+@op_test("_foreach_sqrt", "_foreach_sqrt_")
+def _foreach_sqrt() -> None:
+    _foreach_case(torch._foreach_sqrt, 1, inplace=False, low=0)
+    _foreach_case(torch._foreach_sqrt_, 1, inplace=True, low=0)
+    check_outcome(torch._foreach_sqrt, _lists(FOREACH_SHAPES, I64, 0, low=0), layouts=("contiguous",))  # promotes to float
+
+
+@op_test("_foreach_maximum_.List")
+def _foreach_maximum() -> None:
+    _foreach_case(torch._foreach_maximum_, 2, inplace=True)
+
+
+@op_test("_foreach_neg")
+def _foreach_neg() -> None:
+    _foreach_case(torch._foreach_neg, 1, inplace=False)
+
+
+@op_test("_foreach_zero_")
+def _foreach_zero() -> None:
+    _foreach_case(torch._foreach_zero_, 1, inplace=True, dtypes=(F32, F64, I64, BOOL))
+
+
+@op_test("_foreach_norm.Scalar")
+def _foreach_norm() -> None:
+    for ord_ in (2, 1, float("inf")):
+        _foreach_case(lambda s, o=ord_: torch._foreach_norm(s, o), 1, inplace=False)
+    _foreach_case(lambda s: torch._foreach_norm(s, 2, dtype=F64), 1, inplace=False, dtypes=(F32,))
+    # what clip_grad_norm_ does with them
+    def clip(*grads: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        params = [torch.zeros_like(g).requires_grad_() for g in grads]
+        for p, g in zip(params, grads, strict=True):
+            p.grad = g.clone()
+        total = torch.nn.utils.clip_grad_norm_(params, 1.0)
+        return total, [p.grad for p in params]
+
+    check(clip, *_lists(FOREACH_SHAPES, F32, 3), layouts=("contiguous",))
+
+
+def _optimizer_step(make: Callable[[list[torch.Tensor]], torch.optim.Optimizer], steps: int = 3) -> Callable[..., list[torch.Tensor]]:
+    """Parameters after `steps` steps of an optimizer, with gradients made from the parameters."""
+
+    def run(*params: torch.Tensor) -> list[torch.Tensor]:
+        leaves = [p.detach().clone().requires_grad_() for p in params]
+        opt = make(leaves)
+        for step in range(steps):
+            for p in leaves:
+                p.grad = torch.sin(p.detach() * (step + 1))
+            opt.step()
+        return [p.detach() for p in leaves] + [t for state in opt.state.values() for t in state.values() if isinstance(t, torch.Tensor) and t.dim()]
+
+    return run
+
+
+@op_test("_fused_adam_", "_fused_adam_.tensor_lr", "_fused_adamw_", "_fused_adamw_.tensor_lr")
+def _fused_adam() -> None:
+    for optimizer in (torch.optim.Adam, torch.optim.AdamW):
+        for dtype in (F32, F64):
+            params = _lists(FOREACH_SHAPES, dtype, 0)
+            for kwargs in ({}, {"weight_decay": 0.1, "amsgrad": True}, {"maximize": True}, {"lr": torch.tensor(0.01)}):
+                check(_optimizer_step(lambda p, kw=kwargs: optimizer(p, fused=True, **kw)), *params, layouts=("contiguous",))
+            # the fused kernel computes as the for-loop one does, up to rounding
+            fused = _optimizer_step(lambda p: optimizer(p, fused=True))(*[p.to(DEVICE) for p in params])
+            looped = _optimizer_step(lambda p: optimizer(p, foreach=False))(*params)
+            assert_same(fused, looped, rtol=1e-5, atol=1e-6)
+    fused_adam = torch.ops.aten._fused_adam_
+    p = [torch.ones(2, 2, device=DEVICE)]
+    steps = [torch.ones((), device=DEVICE)]
+    common = {"lr": 0.1, "beta1": 0.9, "beta2": 0.99, "weight_decay": 0.0, "eps": 1e-8, "amsgrad": False, "maximize": False}
+    with pytest.raises(RuntimeError, match="must be contiguous"):
+        fused_adam([torch.ones(2, 2, device=DEVICE).t()], p, p, p, [], steps, **common)
+    with pytest.raises(RuntimeError, match="exp_avgs.*Float|Double"):
+        fused_adam(p, p, [torch.ones(2, 2, dtype=F64, device=DEVICE)], p, [], steps, **common)
+    with pytest.raises(RuntimeError, match="foo:1"):
+        fused_adam(p, [torch.ones(2, 2, device="foo:1")], p, p, [], steps, **common)
+    with pytest.raises(RuntimeError, match="state_steps"):
+        fused_adam(p, p, p, p, [], [torch.ones(())], **common)
+    with pytest.raises(RuntimeError, match="grad_scale"):
+        fused_adam(p, p, p, p, [], steps, grad_scale=torch.ones((), dtype=F64, device=DEVICE), **common)
+
+
+@op_test("_fused_sgd_", "_fused_sgd_.tensor_lr")
+def _fused_sgd() -> None:
+    for dtype in (F32, F64):
+        params = _lists(FOREACH_SHAPES, dtype, 0)
+        for kwargs in ({"momentum": 0.9}, {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01}, {}, {"lr": torch.tensor(0.05), "momentum": 0.5}):
+            check(_optimizer_step(lambda p, kw=kwargs: torch.optim.SGD(p, **{"lr": 0.1, **kw}, fused=True)), *params, layouts=("contiguous",))
+    with pytest.raises(RuntimeError, match="momentum_buffer_list"):
+        p = [torch.ones(2, device=DEVICE)]
+        torch.ops.aten._fused_sgd_(p, p, p, weight_decay=0.0, momentum=0.0, lr=0.1, dampening=0.0, nesterov=False, maximize=False, is_first_step=True)
+
+
+# ---- Elementwise, comparisons and factories of transformer blocks ------------------------------
+
+
+@op_test("reciprocal.out")
+def _reciprocal() -> None:
+    for dtype in (F32, F64, I64):
+        check(torch.reciprocal, rand((3, 4), dtype, low=1))
+        check_out(lambda t, out: torch.reciprocal(t, out=out), rand((3, 4), dtype, low=1), dtype=F32 if dtype == I64 else dtype)
+    check_inplace(torch.reciprocal_, rand((3, 4), low=0.5))
+    check(lambda t: 1.0 / t, rand((3, 4), low=0.5))
+
+
+@op_test("minimum.out")
+def _minimum() -> None:
+    for dtype in (F32, F64, I64, BOOL):
+        a, b = rand((3, 4), dtype), rand((3, 4), dtype, seed=1)
+        check(torch.minimum, a, b)
+        check(lambda x, y: torch.minimum(x, y[0]), a, b)
+        check_out(lambda x, y, out: torch.minimum(x, y, out=out), a, b)
+    check(torch.minimum, torch.tensor([float("nan"), 1.0]), torch.tensor([0.0, float("nan")]))
+
+
+def _comparison(name: str) -> None:
+    fn = getattr(torch, name)
+    for dtype in (F32, F64, I64, BOOL):
+        x = rand((3, 4), dtype, low=-2, high=2)
+        for scalar in (0, 1.5, True):
+            check(lambda t, s=scalar: fn(t, s), x)
+        check_out(lambda t, out: fn(t, 1, out=out), x, dtype=BOOL)
+        check_inplace(lambda t: getattr(t, name + "_")(1), x)
+    check(lambda t: fn(t, 0.0), torch.tensor([float("nan"), 0.0, -1.0]))
+
+
+@op_test("eq.Scalar_out")
+def _eq_scalar() -> None:
+    _comparison("eq")
+
+
+@op_test("ne.Scalar_out")
+def _ne_scalar() -> None:
+    _comparison("ne")
+
+
+@op_test("lt.Scalar_out")
+def _lt_scalar() -> None:
+    _comparison("lt")
+
+
+@op_test("ge.Scalar_out")
+def _ge_scalar() -> None:
+    _comparison("ge")
+
+
+def _comparison_tensor(name: str) -> None:
+    fn = getattr(torch, name)
+    for dtype in (F32, F64, I64, BOOL):
+        a, b = rand((3, 4), dtype, low=-1, high=1), rand((3, 4), dtype, low=-1, high=1, seed=1)
+        check(fn, a, b)
+        check(fn, a, a)
+        check(lambda x, y: fn(x, y[1]), a, b)  # broadcasting
+        check(lambda x: fn(x, torch.tensor(0)), a)  # a CPU scalar tensor
+        check_out(lambda x, y, out: fn(x, y, out=out), a, b, dtype=BOOL)
+        check_inplace(lambda x, y: getattr(x, name + "_")(y), a, b)
+    check(fn, rand((3, 4), I64), rand((3, 4), F32))  # promotion
+    check(fn, torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan"), 2.0]))
+    with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
+        fn(torch.ones(2, device="foo:0"), torch.ones(2, device="foo:1"))
+
+
+for _name in ("ge", "ne", "lt", "gt"):
+    op_test(_name + ".Tensor_out")(lambda name=_name: _comparison_tensor(name))
+
+
+@op_test("isneginf.out")
+def _isneginf() -> None:
+    for dtype in (F32, F64, I64, BOOL):
+        check(torch.isneginf, rand((3, 4), dtype))
+    x = torch.tensor([float("-inf"), float("inf"), float("nan"), 0.0, -1e38])
+    check(torch.isneginf, x)
+    check_out(lambda t, out: torch.isneginf(t, out=out), x, dtype=BOOL)
+
+
+@op_test("bitwise_and.Tensor_out")
+def _bitwise_and() -> None:
+    for dtype in (BOOL, I64, torch.int32):
+        a, b = rand((3, 4), dtype, low=-9, high=9), rand((3, 4), dtype, low=-9, high=9, seed=1)
+        check(torch.bitwise_and, a, b)
+        check(lambda x, y: x & y[0], a, b)
+        check_out(lambda x, y, out: torch.bitwise_and(x, y, out=out), a, b)
+        check_inplace(lambda x, y: x.bitwise_and_(y), a, b)
+    check_outcome(torch.bitwise_and, rand((3, 4)), rand((3, 4), seed=1))  # floats: the CPU's error
+
+
+@op_test("all.out", "all.all_out")
+def _all() -> None:
+    for dtype in (F32, I64, BOOL):
+        x = rand((3, 4, 5), dtype, low=0, high=1)
+        check(torch.all, x)
+        for dim in (0, -1):
+            check(lambda t, d=dim: torch.all(t, d), x)
+            check(lambda t, d=dim: torch.all(t, d, keepdim=True), x)
+        check_out(lambda t, out: torch.all(t, 1, out=out), x, dtype=BOOL)
+        check_out(lambda t, out: torch.all(t, out=out), x, dtype=BOOL)
+    check(torch.all, torch.ones(0, 3))
+
+
+@op_test("linalg_vector_norm.out")
+def _linalg_vector_norm() -> None:
+    for dtype in FLOATS:
+        x = rand((3, 4, 5), dtype)
+        for ord_ in (2, 1, float("inf"), 0.5, 0):
+            check(lambda t, o=ord_: torch.linalg.vector_norm(t, o), x)
+            check(lambda t, o=ord_: torch.linalg.vector_norm(t, o, dim=(0, 2), keepdim=True), x)
+        check_out(lambda t, out: torch.linalg.vector_norm(t, 2, dim=1, out=out), x)
+    check(lambda t: torch.linalg.vector_norm(t, dtype=F64), rand((3, 4)))
+    check(_grad_of(lambda t: torch.linalg.vector_norm(t)), rand((3, 4)), Fixed(torch.tensor(2.0)), layouts=("contiguous", "transposed"))
+
+
+@op_test("arange.start_out")
+def _arange() -> None:
+    for args, kwargs in [((5,), {}), ((2, 9), {}), ((0, 1, 0.1), {}), ((10, 0, -3), {}), ((3,), {"dtype": F64}), ((1.5, 4.0), {"dtype": F32})]:
+        with no_fallback():
+            on_foo = torch.arange(*args, device=DEVICE, **kwargs)
+        assert_same(on_foo, torch.arange(*args, **kwargs))
+    check_out(lambda t, out: torch.arange(2, 11, 3, out=out), rand((3,)), dtype=I64)
+    with pytest.raises(RuntimeError):
+        torch.arange(0, 10, -1, device=DEVICE)
+
+
+@op_test("tril.out", "triu.out")
+def _tril_triu() -> None:
+    for fn in (torch.tril, torch.triu):
+        for dtype in (F32, I64, BOOL):
+            x = rand((4, 5), dtype)
+            for diagonal in (0, 1, -2):
+                check(lambda t, d=diagonal: fn(t, d), x)
+            check(lambda t: fn(t), rand((2, 3, 4), dtype))
+            check_out(lambda t, out: fn(t, 1, out=out), x)
+            check_inplace(lambda t: getattr(t, fn.__name__ + "_")(-1), x)
+        check_outcome(fn, rand((3,)))  # one dimension: the CPU's error
+    # a causal mask, as transformers build it
+    check(lambda t: torch.tril(torch.ones(5, 5, dtype=BOOL, device=t.device)) & (t > 0), rand((5, 5)), layouts=("contiguous",))
+
+
+@op_test("roll")
+def _roll() -> None:
+    for dtype in (F32, I64, BOOL):
+        x = rand((4, 5, 3), dtype)
+        check(lambda t: torch.roll(t, 2), x)
+        check(lambda t: torch.roll(t, (1, -2), (0, 1)), x)
+        check(lambda t: torch.roll(t, -3, 2), x)
+    check(lambda t: torch.roll(t, (-2, -2), (1, 2)), View(rand((2, 3, 6, 6)), _channels_last), layouts=("contiguous",))  # Swin's shift
+    check_outcome(lambda t: torch.roll(t, (1, 2), (0,)), rand((3, 4)))
+
+
+@op_test("_index_put_impl_")
+def _index_put() -> None:
+    for dtype in (F32, F64, I64):
+        x, values = rand((6, 4), dtype), rand((3, 4), dtype, seed=1)
+        i = torch.tensor([5, 0, 5])
+        for accumulate in (False, True):
+            check_inplace(lambda t, i, v, a=accumulate: t.index_put_((i,), v, accumulate=a), x, Fixed(i), Fixed(values))
+            check(lambda t, i, v, a=accumulate: torch.index_put(t, (i,), v, accumulate=a), x, Fixed(i), Fixed(values))
+        check_inplace(lambda t, i, j: t.index_put_((i, j), torch.tensor(7, dtype=t.dtype)), x, Fixed(i), Fixed(torch.tensor([1, 2, 3])))
+        check_inplace(lambda t, m: t.index_put_((m,), torch.tensor(2, dtype=t.dtype)), x, Fixed(rand((6, 4), BOOL)))
+    # the gradient of indexing by a tensor (relative position biases) accumulates
+    table, index = rand((7, 3)), torch.tensor([[0, 6, 6], [2, 2, 0]])
+    check(lambda w, i, g: _grads_of(lambda w: w[i], 1)(w, g), table, Fixed(index), Fixed(rand((2, 3, 3), seed=9)),
+          layouts=("contiguous", "transposed"))
+    with pytest.raises(IndexError):
+        torch.zeros(3, device=DEVICE).index_put_((torch.tensor([5], device=DEVICE),), torch.tensor(1.0, device=DEVICE))
+
+
+# ---- Activations of mobile CNNs ---------------------------------------------------------------
+
+
+@op_test("hardtanh.out", "hardtanh", "hardtanh_")
+def _hardtanh() -> None:
+    for dtype in (F32, F64, I64):
+        for shape in SHAPES:
+            x = rand(shape, dtype)
+            check(lambda t: F.hardtanh(t, -1.5, 2), x)
+            check(F.relu6, x)
+            check_inplace(lambda t: F.hardtanh(t, -1, 1, inplace=True), x)
+        check_out(lambda t, out: torch.ops.aten.hardtanh.out(t, -1, 1, out=out), rand((3, 4), dtype))
+    check_outcome(F.hardtanh, rand((3,), BOOL))
+
+
+@op_test("hardtanh_backward.grad_input", "hardtanh_backward")
+def _hardtanh_backward() -> None:
+    for dtype in FLOATS:
+        g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
+        check(_grad_of(F.relu6), rand((3, 4), dtype, low=-2, high=8), g, layouts=("contiguous", "transposed"))
+        check(lambda g, x: torch.ops.aten.hardtanh_backward(g, x, -1.0, 1.0), g, x)
+        check_out(lambda g, x, out: torch.ops.aten.hardtanh_backward.grad_input(g, x, -1, 1, grad_input=out), g, x)
+
+
+@op_test("hardswish.out", "hardswish", "hardswish_")
+def _hardswish() -> None:
+    for dtype in FLOATS:
+        for shape in SHAPES:
+            check(F.hardswish, rand(shape, dtype, low=-5, high=5))
+        check_inplace(lambda t: F.hardswish(t, inplace=True), rand((3, 4), dtype, low=-5, high=5))
+        check_out(lambda t, out: torch.ops.aten.hardswish.out(t, out=out), rand((3, 4), dtype))
+    check(F.hardswish, View(rand((2, 3, 4, 5)), _channels_last), layouts=("contiguous",))
+
+
+@op_test("hardswish_backward")
+def _hardswish_backward() -> None:
+    for dtype in FLOATS:
+        g = rand((3, 4), dtype, seed=3)
+        check(_grad_of(F.hardswish), rand((3, 4), dtype, low=-5, high=5), g, layouts=("contiguous", "transposed"))
+        check(torch.ops.aten.hardswish_backward, g, rand((3, 4), dtype, low=-5, high=5))
+
+
+@op_test("hardsigmoid.out")
+def _hardsigmoid() -> None:
+    for dtype in FLOATS:
+        for shape in SHAPES:
+            check(F.hardsigmoid, rand(shape, dtype, low=-5, high=5))
+        check_inplace(lambda t: F.hardsigmoid(t, inplace=True), rand((3, 4), dtype, low=-5, high=5))
+        check_out(lambda t, out: torch.ops.aten.hardsigmoid.out(t, out=out), rand((3, 4), dtype))
+
+
+@op_test("hardsigmoid_backward.grad_input")
+def _hardsigmoid_backward() -> None:
+    for dtype in FLOATS:
+        g = rand((3, 4), dtype, seed=3)
+        check(_grad_of(F.hardsigmoid), rand((3, 4), dtype, low=-5, high=5), g, layouts=("contiguous", "transposed"))
+        check_out(lambda g, x, out: torch.ops.aten.hardsigmoid_backward.grad_input(g, x, grad_input=out), g, rand((3, 4), dtype))
 
 
 # ---- Random numbers ------------------------------------------------------------------------
@@ -1325,6 +2110,33 @@ def _uniform() -> None:
     assert x.min().item() >= -1 and x.max().item() < 3
     with pytest.raises(RuntimeError, match="from"):
         torch.empty(3, device=DEVICE).uniform_(2.0, 1.0)
+
+
+@op_test("bernoulli_.float")
+def _bernoulli() -> None:
+    for p in (0.0, 0.3, 1.0):
+        _same_stream(lambda dev, p=p: torch.empty(40, 30, device=dev).bernoulli_(p))
+    _same_stream(lambda dev: torch.empty(6, 8, dtype=F64, device=dev).t().bernoulli_(0.5))
+    _same_stream(lambda dev: torch.empty(100, dtype=BOOL, device=dev).bernoulli_(0.5))
+    g_foo = torch.Generator(device=DEVICE).manual_seed(7)
+    g_cpu = torch.Generator().manual_seed(7)
+    assert_same(torch.empty(100, device=DEVICE).bernoulli_(0.4, generator=g_foo), torch.empty(100).bernoulli_(0.4, generator=g_cpu), rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="p"):
+        torch.empty(3, device=DEVICE).bernoulli_(1.5)
+
+
+@op_test("random_.from", "random_.to", "random_")
+def _random() -> None:
+    for dtype in (F32, F64, I64, torch.int32, BOOL):
+        _same_stream(lambda dev, d=dtype: torch.empty(50, dtype=d, device=dev).random_())
+        _same_stream(lambda dev, d=dtype: torch.empty(50, dtype=d, device=dev).random_(2))
+    _same_stream(lambda dev: torch.randint(-5, 10, (7, 9), device=dev))
+    _same_stream(lambda dev: torch.empty(6, 8, device=dev).t().random_(3, 9))
+    g_foo = torch.Generator(device=DEVICE).manual_seed(7)
+    g_cpu = torch.Generator().manual_seed(7)
+    assert_same(torch.randint(0, 100, (30,), device=DEVICE, generator=g_foo), torch.randint(0, 100, (30,), generator=g_cpu), rtol=0, atol=0)
+    with pytest.raises(RuntimeError):
+        torch.empty(3, dtype=torch.uint8, device=DEVICE).random_(0, 1000)
 
 
 def test_randn_after_global_manual_seed_matches_cpu() -> None:

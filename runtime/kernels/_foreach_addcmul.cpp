@@ -1,0 +1,28 @@
+// Kernels of aten::_foreach_addcmul for the foo backend.
+// Created by scaffold-backend from yaml/foo.yaml; this file is yours. Regeneration updates
+// the kernel signatures when PyTorch changes them and keeps every line you write.
+#include "native/_foreach_addcmul.h"
+
+#include <c10/util/Exception.h>
+
+#include <ATen/ops/_foreach_addcmul_native.h>
+#include "foreach_ops.h"
+
+namespace foo {
+
+// foreach_ops.h: one launch for the whole lists when they take CUDA's fast route, else
+// PyTorch's loop, one op per tensor.
+
+
+void _foreach_addcmul_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const at::Scalar & value) {
+  namespace rt = scaffold::runtime;
+  rt::ForeachLists lists({self, tensor1, tensor2});
+  if (!lists.fast() || value.isComplex()) {
+    return at::native::foreach_tensor_addcmul_scalar_slow_(self, tensor1, tensor2, value);
+  }
+  lists.launch("_foreach_addcmul_.Scalar", [value](rt::ForeachLists& l) {
+    at::native::foreach_tensor_addcmul_scalar_slow_(l.host(0), l.host(1), l.host(2), value);
+  });
+}
+
+}  // namespace foo

@@ -1,0 +1,21 @@
+// Kernels of aten::isneginf for the foo backend.
+// Created by scaffold-backend from yaml/foo.yaml; this file is yours. Regeneration updates
+// the kernel signatures when PyTorch changes them and keeps every line you write.
+#include "native/isneginf.h"
+
+#include <c10/util/Exception.h>
+
+#include <ATen/ops/isneginf_cpu_dispatch.h>
+#include "kernel_support.h"
+
+namespace foo {
+
+at::Tensor & isneginf_out(const at::Tensor & self, at::Tensor & out) {
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("isneginf.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::isneginf_out(o.host(), call.input(self, "self"));
+  return o.commit();
+}
+
+}  // namespace foo

@@ -1,0 +1,21 @@
+// Kernels of aten::upsample_nearest2d for the foo backend.
+// Created by scaffold-backend from yaml/foo.yaml; this file is yours. Regeneration updates
+// the kernel signatures when PyTorch changes them and keeps every line you write.
+#include "native/upsample_nearest2d.h"
+
+#include <c10/util/Exception.h>
+
+#include <ATen/ops/upsample_nearest2d_cpu_dispatch.h>
+#include "kernel_support.h"
+
+namespace foo {
+
+at::Tensor & upsample_nearest2d_out(const at::Tensor & self, at::IntArrayRef output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  namespace rt = scaffold::runtime;
+  const rt::KernelCall call("upsample_nearest2d.out", out);
+  rt::OutputView o = call.output(out);
+  at::cpu::upsample_nearest2d_out(o.host(), call.device_input(self, "self"), output_size, scales_h, scales_w);
+  return o.commit();
+}
+
+}  // namespace foo
