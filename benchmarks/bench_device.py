@@ -94,7 +94,11 @@ NATIVE_OPS: dict[str, tuple[str, Callable[[dict[str, Any]], object], tuple[str, 
     "relu": ("relu(a)", lambda t: torch.relu(t["a"]), ("aten::relu",)),
     "add_": ("buffer.add_(b), in place", lambda t: t["buffer"].add_(t["b"]), ("aten::add_.Tensor",)),
     "where": ("where(mask, a, b)", lambda t: torch.where(t["mask"], t["a"], t["b"]), ("aten::where.self",)),
-    "index_select": ("index_select(a, 0, index)", lambda t: torch.index_select(t["a"], 0, t["index"]), ("aten::index_select",)),
+    "index_select": (
+        "index_select(a, 0, index)",
+        lambda t: torch.index_select(t["a"], 0, t["index"]),
+        ("aten::index_select",),
+    ),
 }
 LARGE_OPS = ("add", "maximum", "exp")
 
@@ -184,7 +188,7 @@ def worker(profiling: bool) -> dict[str, float]:
         with torch.foo.stream(side):
             dev = _tensors(n, "foo")  # on the side stream, as everything launched below
 
-        def complete(fn: Callable[[], object]) -> Callable[[], object]:
+        def complete(fn: Callable[[], object], label: str = label) -> Callable[[], object]:
             return fn if label == "small" else lambda: (fn(), side.synchronize())
 
         launches: dict[str, Callable[[], object]] = {
@@ -248,8 +252,10 @@ def report(runs: dict[str, dict[str, float]]) -> None:
             if len(ops) > 1:
                 geomean = math.exp(statistics.fmean(math.log(x) for x in ratios.values()))
                 worst = max(ratios, key=ratios.__getitem__)
-                print(f"{f'  native ops, {size}: geometric mean':<68}{geomean:>9.2f}  <= {goal}: {verdict(geomean, goal)}")
-                print(f"{f'  native ops, {size}: worst ({worst})':<68}{ratios[worst]:>9.2f}  <= {goal}: {verdict(ratios[worst], goal)}")
+                mean_label = f"  native ops, {size}: geometric mean"
+                worst_label = f"  native ops, {size}: worst ({worst})"
+                print(f"{mean_label:<68}{geomean:>9.2f}  <= {goal}: {verdict(geomean, goal)}")
+                print(f"{worst_label:<68}{ratios[worst]:>9.2f}  <= {goal}: {verdict(ratios[worst], goal)}")
             cpu, foo = r[f"fmax/cpu/{label}"], r[f"fmax/foo/{label}"]
             native = r[f"maximum/foo/{label}"]
             print(
@@ -258,7 +264,9 @@ def report(runs: dict[str, dict[str, float]]) -> None:
             )
         cpu, foo = r["alloc/cpu"], r["alloc/foo"]
         ratio = foo / cpu
-        print(f"{'torch.empty(256) allocation':<48}{cpu:>10.3f}{foo:>10.3f}{ratio:>9.2f}  <= {GOALS['alloc']}: {verdict(ratio, GOALS['alloc'])}")
+        goal = GOALS["alloc"]
+        allocation = "torch.empty(256) allocation"
+        print(f"{allocation:<48}{cpu:>10.3f}{foo:>10.3f}{ratio:>9.2f}  <= {goal}: {verdict(ratio, goal)}")
         print(f"{'  -> allocations per second':<48}{1e6 / cpu:>10.0f}{1e6 / foo:>10.0f}")
         for label in ("small", "large"):
             size = f"{SMALL} el" if label == "small" else "4M el, with completion"

@@ -1,5 +1,6 @@
 """The generator's own code: mypy strict and ruff clean (configured in pyproject.toml); its layering
-is tests/test_layering.py."""
+is tests/test_layering.py. The runtime's Python package, which every project gets, and the
+benchmarks: ruff clean."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ from scaffold_testing import REPO
     ids=["ruff", "mypy"],
 )
 def test_codegen_is_clean(command: list[str]) -> None:
+    process = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    assert process.returncode == 0, process.stdout + process.stderr
+
+
+def test_runtime_python_and_benchmarks_are_ruff_clean() -> None:
+    command = [sys.executable, "-m", "ruff", "check", "--no-cache", "runtime/python", "benchmarks"]
     process = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
     assert process.returncode == 0, process.stdout + process.stderr
 

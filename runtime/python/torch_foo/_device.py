@@ -230,7 +230,7 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
     def fallback_counts() -> dict[str, int]:
         """How often each op ran through the CPU fallback, by op name."""
         names, counts = _fallback_op("_fallback_counts")()
-        return dict(zip(names, counts))
+        return dict(zip(names, counts, strict=True))
 
     def reset_fallback_counts() -> None:
         _fallback_op("_reset_fallback_counts")()

@@ -4,9 +4,10 @@ names its reason; an entry without one, or with an unknown key, is an error."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
 

@@ -82,10 +82,7 @@ def failure_cause(error: BaseException) -> str:
     """A short cause that groups alike failures: the error's first line, numbers masked."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     first = lines[0] if lines else ""
-    if isinstance(error, AssertionError):
-        kind = "mismatch"
-    else:
-        kind = type(error).__name__
+    kind = "mismatch" if isinstance(error, AssertionError) else type(error).__name__
     return f"{kind}: {_NUMBERS.sub('N', first)}"[:200]
 
 
