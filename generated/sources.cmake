@@ -3,8 +3,9 @@
 #   torch/include/ATen/RegistrationDeclarations.h
 # Do not edit: run `scaffold-backend generate` to update it.
 # The sources of the foo backend, for CMake: include() this file, then compile
-# SCAFFOLD_GENERATED_SOURCES and SCAFFOLD_KERNEL_SOURCES, and install SCAFFOLD_CUSTOM_OP_PYTHON
-# as the package's custom_ops module. Paths are relative to this file.
+# SCAFFOLD_GENERATED_SOURCES and SCAFFOLD_KERNEL_SOURCES, install SCAFFOLD_CUSTOM_OP_PYTHON
+# as the package's custom_ops module and SCAFFOLD_DEVICE_NAME_MODULE as its _device_name module.
+# Paths are relative to this file.
 
 set(SCAFFOLD_GENERATED_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
@@ -154,6 +155,8 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/where.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/zero.cpp"
 )
+
+set(SCAFFOLD_DEVICE_NAME_MODULE "${CMAKE_CURRENT_LIST_DIR}/device_name.py")
 
 set(SCAFFOLD_CUSTOM_OP_PYTHON
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_ops/for_each_add_.py"

@@ -131,7 +131,9 @@ def test_scaffolds_declare_every_method_with_torchgen_types() -> None:
     assert "  ::std::optional<at::Tensor> maybe();\n" in header
     assert "  std::string s_;\n" in header  # an owned string, not a string_view
     fake = emit.scaffold_fake_class(every, **options)
-    assert '@torch._library.register_fake_class("foo::EveryType")' in fake
+    # The device name comes from the package (generated from the YAML's device), not the file.
+    assert "from .._device_name import DEVICE_NAME" in fake
+    assert '@torch._library.register_fake_class(f"{DEVICE_NAME}::EveryType")' in fake
     assert "    def maybe(self) -> torch.Tensor | None:\n" in fake
     compile(fake, "fake.py", "exec")
 

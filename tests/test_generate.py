@@ -87,7 +87,7 @@ def test_check_and_dry_run_write_nothing_and_report(tmp_path: Path, cli_run: Cli
     assert not (root / "generated").exists() and not (root / "kernels").exists()
     process = run_cli_process([*ARGS, "--check"], root)
     assert process.returncode == 1
-    assert "error: 35 file(s) are stale against RegistrationDeclarations.h and backend.yaml" in process.stderr
+    assert "error: 36 file(s) are stale against RegistrationDeclarations.h and backend.yaml" in process.stderr
     assert "Traceback" not in process.stderr
     assert not (root / "generated").exists()
 

@@ -237,7 +237,7 @@ def test_new_project_shape(tmp_path: Path) -> None:
         assert b"NotImplemented" not in files[f"kernels/{name}"], name
     assert b"void for_each_add__bar(const c10::intrusive_ptr<bar::TensorQueue> & tq, const at::Tensor & inc) {" \
         in files["kernels/custom_ops/for_each_add_.cpp"]
-    assert b'@torch._library.register_fake_class("bar::TensorQueue")' in files["kernels/custom_classes/tensor_queue.py"]
+    assert b'@torch._library.register_fake_class(f"{DEVICE_NAME}::TensorQueue")' in files["kernels/custom_classes/tensor_queue.py"]
     assert b"def test_custom_class_under_compile_and_export" in files["tests/test_bar.py"]
     # Generated sources are current, and plain `scaffold-backend generate` works in the project.
     check = run_cli_process(["generate", "--check"], project)
@@ -375,6 +375,26 @@ def test_new_project_builds_passes_its_tests_and_grows(tmp_path: Path) -> None:
                        "generated/scaffold_manifest.json"} | {
         name for name in changed if name.startswith("generated/RegisterPrivateUse1_")}
     assert len([n for n in changed if n.startswith("generated/RegisterPrivateUse1_")]) == 1
+
+    # Rename the device in the YAML alone (its `device:` and the custom op's class type): after
+    # generate and a rebuild, the C++ registrations and the Python package agree on the new name
+    # (the package reads it from the generated module).
+    config.write_text(config.read_text().replace("\ndevice: bar\n", "\ndevice: qux\n").replace(
+        "torch.classes.bar.", "torch.classes.qux."))
+    assert "device: qux" in config.read_text()
+    generated = run_cli_process(["generate"], project)
+    assert generated.returncode == 0, generated.stderr
+    rebuilt = run(f"{python} -m pip install --no-build-isolation --no-deps .", project, python)
+    assert rebuilt.returncode == 0, rebuilt.stdout[-4000:] + rebuilt.stderr[-4000:]
+    renamed = run(
+        f"{python} -c \"import torch, torch_bar; x = torch.ones(2, device='qux') * 3; "
+        "print(torch_bar.DEVICE_NAME, torch._C._get_privateuse1_backend_name(), x.device, x.cpu().tolist(), "
+        "hasattr(torch.ops.qux, '_fallback_counts'), torch.classes.qux.TensorQueue(torch.zeros(1)).size(), "
+        "torch._C._dispatch_has_kernel_for_dispatch_key('qux::mymuladd', 'PrivateUse1'))\"",
+        tmp_path, python, TORCH_DEVICE_BACKEND_AUTOLOAD="0",
+    )
+    assert renamed.returncode == 0, renamed.stderr[-4000:]
+    assert renamed.stdout.split() == ["qux", "qux", "qux:0", "[3.0,", "3.0]", "True", "0", "True"]
 
 
 @pytest.mark.slow

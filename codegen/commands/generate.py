@@ -16,6 +16,7 @@ from ..emit.context import EmitContext, build_context
 from ..emit.custom_classes import custom_class_scaffolds, emit_custom_class_registration
 from ..emit.custom_ops import emit_custom_op_files, emit_custom_op_stubs
 from ..emit.declarations import emit_declarations
+from ..emit.device_name import emit_device_name
 from ..emit.fallback import emit_fallback
 from ..emit.kernel_file import KernelFile
 from ..emit.manifest import build_manifest, emit_manifest
@@ -120,6 +121,7 @@ def generated_files(context: EmitContext) -> list[OutputFile]:
         *emit_fallback(context),
         *emit_custom_class_registration(context),
         *emit_custom_op_files(context),
+        *emit_device_name(context),
     ]
 
 

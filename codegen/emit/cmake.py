@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model.outputs import SOURCES_CMAKE, OutputFile, Owner
+from ..model.outputs import DEVICE_NAME_MODULE, SOURCES_CMAKE, OutputFile, Owner
+from ..paths import CUSTOM_OPS_DIR
 from .common import generated_banner
 from .context import EmitContext
 from .render import render
@@ -32,7 +33,7 @@ def emit_sources_cmake(
     python_sources = sorted(
         layout.from_out(output.path)
         for output in (*generated, *kernel_files)
-        if output.path.suffix == ".py"
+        if output.path.suffix == ".py" and output.path.parent.name == CUSTOM_OPS_DIR
     )
     excluded = [
         f"Excluded: {path} (its ops are no longer generated; delete it once its code is moved)"
@@ -47,6 +48,7 @@ def emit_sources_cmake(
             generated_sources=generated_sources,
             kernel_sources=kernel_sources,
             python_sources=python_sources,
+            device_name_module=DEVICE_NAME_MODULE,
             excluded=excluded,
         ),
         owner=Owner.GENERATOR,

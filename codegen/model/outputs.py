@@ -25,6 +25,9 @@ MANIFEST_NAME = "scaffold_manifest.json"
 JOURNAL_NAME = ".scaffold_transaction.json"
 """Where an unfinished `generate` write is recorded (see write/transaction.py)."""
 SOURCES_CMAKE = "sources.cmake"
+DEVICE_NAME_MODULE = "device_name.py"
+"""The YAML's device name for the Python package, in the output directory: the build installs it
+as <package>/_device_name.py, so the C++ and the Python side take the name from one place."""
 DEFAULT_KERNELS_DIR_NAME = "kernels"
 # The registration of the YAML's custom_classes, in the output directory.
 CUSTOM_CLASS_REGISTRATION = "RegisterCustomClasses.cpp"

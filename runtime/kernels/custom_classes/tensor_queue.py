@@ -14,8 +14,10 @@ from typing import Any
 
 import torch
 
+from .._device_name import DEVICE_NAME  # installed into the package beside this file's directory
 
-@torch._library.register_fake_class("foo::TensorQueue")
+
+@torch._library.register_fake_class(f"{DEVICE_NAME}::TensorQueue")
 class FakeTensorQueue:
     """The fake twin of ``torch.classes.foo.TensorQueue`` (custom_classes/tensor_queue.h)."""
 

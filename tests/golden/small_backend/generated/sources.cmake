@@ -3,8 +3,9 @@
 #   RegistrationDeclarations.h
 # Do not edit: run `scaffold-backend generate` to update it.
 # The sources of the tiny backend, for CMake: include() this file, then compile
-# SCAFFOLD_GENERATED_SOURCES and SCAFFOLD_KERNEL_SOURCES, and install SCAFFOLD_CUSTOM_OP_PYTHON
-# as the package's custom_ops module. Paths are relative to this file.
+# SCAFFOLD_GENERATED_SOURCES and SCAFFOLD_KERNEL_SOURCES, install SCAFFOLD_CUSTOM_OP_PYTHON
+# as the package's custom_ops module and SCAFFOLD_DEVICE_NAME_MODULE as its _device_name module.
+# Paths are relative to this file.
 
 set(SCAFFOLD_GENERATED_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
@@ -31,6 +32,8 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/unique_dim.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/view.cpp"
 )
+
+set(SCAFFOLD_DEVICE_NAME_MODULE "${CMAKE_CURRENT_LIST_DIR}/device_name.py")
 
 set(SCAFFOLD_CUSTOM_OP_PYTHON
   "${CMAKE_CURRENT_LIST_DIR}/../kernels/custom_ops/fill_ones.py"
