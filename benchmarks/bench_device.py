@@ -49,14 +49,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import statistics
-import subprocess
 import sys
 import time
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+from harness import geomean, median_seconds, run_worker, verdict
 
 torch: Any = None  # the worker imports it
 
@@ -103,26 +102,6 @@ NATIVE_OPS: dict[str, tuple[str, Callable[[dict[str, Any]], object], tuple[str, 
 LARGE_OPS = ("add", "maximum", "exp")
 
 
-def _median_seconds(
-    fn: Callable[[], object], *, batch: int, samples: int, warmup: int, after: Callable[[], object] | None = None
-) -> float:
-    """Median over `samples` of the mean time of `batch` back-to-back calls (`after` runs after each
-    sample, outside the timing)."""
-    for _ in range(warmup):
-        fn()
-    if after is not None:
-        after()
-    times = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        times.append((time.perf_counter() - start) / batch)
-        if after is not None:
-            after()
-    return statistics.median(times)
-
-
 def _tensors(n: int, device: str) -> dict[str, Any]:
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(n, generator=g), torch.randn(n, generator=g)
@@ -143,7 +122,7 @@ def profiled(results: dict[str, float]) -> None:
                 fn = lambda t=tensors[device], f=NATIVE_OPS[op][1]: f(t)  # noqa: E731
                 activities = [ProfilerActivity.CPU] + ([ProfilerActivity.PrivateUse1] if with_device else [])
                 with profile(activities=activities):
-                    us = 1e6 * _median_seconds(fn, batch=100, samples=30, warmup=50, after=torch.foo.synchronize)
+                    us = 1e6 * median_seconds(fn, batch=100, samples=30, warmup=50, after=torch.foo.synchronize)
                 key = f"profiled/{op}/{kind}"
                 results[key] = min(us, results.get(key, math.inf))
                 print(f"  round {round_ + 1}: {key}: {us:.2f} us", file=sys.stderr)
@@ -177,7 +156,7 @@ def worker(profiling: bool) -> dict[str, float]:
             for name, fn in cases.items():
                 key = f"{name}/{label}"
                 # (drained after each sample: foo's kernels are launched on the default stream)
-                us = 1e6 * _median_seconds(fn, batch=batch, samples=samples, warmup=warmup, after=torch.foo.synchronize)
+                us = 1e6 * median_seconds(fn, batch=batch, samples=samples, warmup=warmup, after=torch.foo.synchronize)
                 results[key] = min(us, results.get(key, math.inf))
                 print(f"  round {round_ + 1}: {key}: {us:.2f} us", file=sys.stderr)
     side = torch.foo.Stream()
@@ -201,13 +180,13 @@ def worker(profiling: bool) -> dict[str, float]:
             for round_ in range(ROUNDS):
                 for name, fn in launches.items():
                     key = f"launch/{name}/{label}"
-                    us = 1e6 * _median_seconds(fn, batch=batch, samples=samples, warmup=warmup, after=side.synchronize)
+                    us = 1e6 * median_seconds(fn, batch=batch, samples=samples, warmup=warmup, after=side.synchronize)
                     results[key] = min(us, results.get(key, math.inf))
                     print(f"  round {round_ + 1}: {key}: {us:.2f} us", file=sys.stderr)
     for round_ in range(ROUNDS):
         for device in ("cpu", "foo"):
             fn = lambda d=device: torch.empty(256, device=d)  # noqa: E731
-            us = 1e6 * _median_seconds(fn, batch=500, samples=60, warmup=500)
+            us = 1e6 * median_seconds(fn, batch=500, samples=60, warmup=500)
             results[f"alloc/{device}"] = min(us, results.get(f"alloc/{device}", math.inf))
             print(f"  round {round_ + 1}: alloc/{device}: {us:.3f} us", file=sys.stderr)
     if profiling:
@@ -219,18 +198,9 @@ def worker(profiling: bool) -> dict[str, float]:
     return results
 
 
-def run_worker(mode: str) -> dict[str, float]:
-    env = dict(os.environ, **MODES[mode])
+def run_worker_of(mode: str) -> dict[str, float]:
     print(f"measuring: {MODE_TITLES[mode]} ...", file=sys.stderr)
-    command = [sys.executable, __file__, "--worker"] + (["--profiling"] if mode == "on" else [])
-    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, timeout=900)
-    if proc.returncode != 0:
-        raise RuntimeError(f"benchmark worker failed (exit {proc.returncode})")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def verdict(ratio: float, goal: float) -> str:
-    return "met" if ratio <= goal else "not met"
+    return run_worker(__file__, ["--profiling"] if mode == "on" else [], MODES[mode], timeout=900)
 
 
 def report(runs: dict[str, dict[str, float]]) -> None:
@@ -250,11 +220,11 @@ def report(runs: dict[str, dict[str, float]]) -> None:
                 name = f"native {NATIVE_OPS[op][0]}, {size}"
                 print(f"{name:<48}{cpu:>10.2f}{foo:>10.2f}{ratios[op]:>9.2f}  <= {goal}: {verdict(ratios[op], goal)}")
             if len(ops) > 1:
-                geomean = math.exp(statistics.fmean(math.log(x) for x in ratios.values()))
+                mean = geomean(ratios.values())
                 worst = max(ratios, key=ratios.__getitem__)
                 mean_label = f"  native ops, {size}: geometric mean"
                 worst_label = f"  native ops, {size}: worst ({worst})"
-                print(f"{mean_label:<68}{geomean:>9.2f}  <= {goal}: {verdict(geomean, goal)}")
+                print(f"{mean_label:<68}{mean:>9.2f}  <= {goal}: {verdict(mean, goal)}")
                 print(f"{worst_label:<68}{ratios[worst]:>9.2f}  <= {goal}: {verdict(ratios[worst], goal)}")
             cpu, foo = r[f"fmax/cpu/{label}"], r[f"fmax/foo/{label}"]
             native = r[f"maximum/foo/{label}"]
@@ -303,9 +273,9 @@ def report_profiling(r: dict[str, float]) -> None:
         print(f"{NATIVE_OPS[op][0]:<28}" + "".join(f"{cell:>38}" for cell in cells))
     for kind, (title, _, _) in PROFILINGS.items():
         worst = max(ratios[kind])
-        geomean = math.exp(statistics.fmean(math.log(x) for x in ratios[kind]))
+        mean = geomean(ratios[kind])
         verdicts = f"  <= {goal}: {verdict(worst, goal)}" if kind == "foo+device" else ""
-        print(f"  {title}: geometric mean {geomean:.2f}x, worst {worst:.2f}x{verdicts}")
+        print(f"  {title}: geometric mean {mean:.2f}x, worst {worst:.2f}x{verdicts}")
     device_share = [r[f"profiled/{op}/foo+device"] / r[f"profiled/{op}/foo+cpu"] for op in PROFILED_OPS]
     print(f"  the device's activity alone (foo: [CPU, PrivateUse1] / [CPU]): worst {max(device_share):.2f}x")
 
@@ -321,7 +291,7 @@ def main() -> int:
         return 0
     try:
         started = time.perf_counter()
-        runs = {mode: run_worker(mode) for mode in MODES}
+        runs = {mode: run_worker_of(mode) for mode in MODES}
         if args.json:
             print(json.dumps(runs, indent=2))
         else:

@@ -23,14 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import statistics
-import subprocess
 import sys
 import time
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+from harness import geomean, median_seconds, run_worker
 
 torch: Any = None  # the worker imports it
 
@@ -67,25 +66,6 @@ OPS: dict[str, tuple[str, str, Case, str, Case | None]] = {
 # the device tensor for backends that lack those kernels, but no dense op of foo reaches it.
 
 
-def _median_seconds(
-    fn: Callable[[], object], finish: Callable[[], object], *, batch: int, samples: int, warmup: int
-) -> float:
-    """Median over `samples` of the mean time of `batch` back-to-back calls, each batch timed until
-    `finish` returns: foo's native kernels are enqueued on a stream, so a call alone would time
-    only the launch (4M elements "in 5 us"); one synchronize per batch times the work itself."""
-    for _ in range(warmup):
-        fn()
-    finish()
-    times = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        finish()
-        times.append((time.perf_counter() - start) / batch)
-    return statistics.median(times)
-
-
 def _tensors(n: int, device: str) -> dict[str, Any]:
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(n, generator=g), torch.randn(n, generator=g)
@@ -114,7 +94,7 @@ def worker() -> dict[str, float]:
         for round_ in range(ROUNDS):
             for name, (fn, finish) in cases.items():
                 key = f"{name}/{label}"
-                us = 1e6 * _median_seconds(fn, finish, batch=batch, samples=samples, warmup=warmup)
+                us = 1e6 * median_seconds(fn, batch=batch, samples=samples, warmup=warmup, finish=finish)
                 results[key] = min(us, results.get(key, math.inf))
                 print(f"  round {round_ + 1}: {key}: {us:.2f} us", file=sys.stderr)
     counts = torch.foo.fallback_counts()
@@ -123,19 +103,9 @@ def worker() -> dict[str, float]:
     return results
 
 
-def run_worker(zero_copy: bool) -> dict[str, float]:
-    env = dict(os.environ, SCAFFOLD_HOST_VIEW_FALLBACK="1" if zero_copy else "0")
+def run_worker_of(zero_copy: bool) -> dict[str, float]:
     print(f"measuring the {'zero-copy' if zero_copy else 'copying'} fallback ...", file=sys.stderr)
-    proc = subprocess.run(
-        [sys.executable, __file__, "--worker"], env=env, stdout=subprocess.PIPE, text=True, timeout=1200, check=False
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"benchmark worker failed (exit {proc.returncode})")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values))
+    return run_worker(__file__, [], {"SCAFFOLD_HOST_VIEW_FALLBACK": "1" if zero_copy else "0"}, timeout=1200)
 
 
 def report(runs: dict[str, dict[str, float]]) -> None:
@@ -184,7 +154,7 @@ def main() -> int:
         return 0
     try:
         started = time.perf_counter()
-        runs = {"zero_copy": run_worker(True), "copy": run_worker(False)}
+        runs = {"zero_copy": run_worker_of(True), "copy": run_worker_of(False)}
         if args.json:
             print(json.dumps(runs, indent=2))
         else:
