@@ -75,6 +75,7 @@
 #include "native/index.h"
 #include "native/index_select.h"
 #include "native/isneginf.h"
+#include "native/le.h"
 #include "native/lerp.h"
 #include "native/linalg_vector_norm.h"
 #include "native/log.h"

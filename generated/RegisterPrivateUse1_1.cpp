@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 49 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 50 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_adaptive_avg_pool2d_backward.h"
 #include "native/_copy_from_and_resize.h"
@@ -26,6 +26,7 @@
 #include "native/hardsigmoid_backward.h"
 #include "native/hardtanh.h"
 #include "native/hardtanh_backward.h"
+#include "native/le.h"
 #include "native/lerp.h"
 #include "native/log.h"
 #include "native/lt.h"
@@ -202,6 +203,11 @@ at::Tensor wrapper_hardtanh_backward(const at::Tensor & grad_output, const at::T
   c10::impl::check_and_update_common_device(common_device, self, "aten::hardtanh_backward", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::hardtanh_backward(grad_output, self, min_val, max_val);
+}
+
+at::Tensor & wrapper_le_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::le_out(self, other, out);
 }
 
 at::Tensor & wrapper_lerp_Scalar_out(const at::Tensor & self, const at::Tensor & end, const at::Scalar & weight, at::Tensor & out) {
@@ -400,6 +406,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(wrapper_hardsigmoid_backward_grad_input));
   m.impl("hardtanh_", TORCH_FN(wrapper_hardtanh_));
   m.impl("hardtanh_backward", TORCH_FN(wrapper_hardtanh_backward));
+  m.impl("le.Scalar_out", TORCH_FN(wrapper_le_Scalar_out));
   m.impl("lerp.Scalar_out", TORCH_FN(wrapper_lerp_Scalar_out));
   m.impl("lerp.Tensor", TORCH_FN(wrapper_lerp_Tensor));
   m.impl("lerp_.Scalar", TORCH_FN(wrapper_lerp__Scalar));

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 55 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 56 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_efficientzerotensor.h"
 #include "native/_foreach_add.h"
@@ -32,6 +32,7 @@
 #include "native/hardtanh.h"
 #include "native/index_select.h"
 #include "native/isneginf.h"
+#include "native/le.h"
 #include "native/log.h"
 #include "native/lt.h"
 #include "native/masked_fill.h"
@@ -252,6 +253,11 @@ at::Tensor & wrapper_isneginf_out(const at::Tensor & self, at::Tensor & out) {
   return foo::isneginf_out(self, out);
 }
 
+at::Tensor & wrapper_le_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::le_out(self, other, out);
+}
+
 at::Tensor wrapper_log(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::log(self);
@@ -441,6 +447,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardtanh", TORCH_FN(wrapper_hardtanh));
   m.impl("index_select", TORCH_FN(wrapper_index_select));
   m.impl("isneginf.out", TORCH_FN(wrapper_isneginf_out));
+  m.impl("le.Tensor_out", TORCH_FN(wrapper_le_Tensor_out));
   m.impl("log", TORCH_FN(wrapper_log));
   m.impl("log.out", TORCH_FN(wrapper_log_out));
   m.impl("lt.Tensor_out", TORCH_FN(wrapper_lt_Tensor_out));

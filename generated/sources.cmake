@@ -95,6 +95,7 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/index.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/index_select.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/isneginf.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/le.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/lerp.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/linalg_vector_norm.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/log.cpp"

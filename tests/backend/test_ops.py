@@ -1891,6 +1891,11 @@ def _lt_scalar() -> None:
     _comparison("lt")
 
 
+@op_test("le.Scalar_out")
+def _le_scalar() -> None:
+    _comparison("le")
+
+
 @op_test("ge.Scalar_out")
 def _ge_scalar() -> None:
     _comparison("ge")
@@ -1912,7 +1917,7 @@ def _comparison_tensor(name: str) -> None:
         fn(torch.ones(2, device="foo:0"), torch.ones(2, device="foo:1"))
 
 
-for _name in ("ge", "ne", "lt", "gt"):
+for _name in ("ge", "ne", "lt", "le", "gt"):
     op_test(_name + ".Tensor_out")(lambda name=_name: _comparison_tensor(name))
 
 
