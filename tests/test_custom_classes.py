@@ -214,7 +214,8 @@ LOAD_AND_USE = textwrap.dedent(
     else:
         raise AssertionError("the scaffolded method ran")
     assert torch.classes.foo.Stateless().__obj_flatten__() == ()
-    exec(compile(open(sys.argv[2]).read(), sys.argv[2], "exec"))
+    sys.path.insert(0, sys.argv[2])
+    import torch_tiny._custom_classes.tensor_queue  # registers the fake class
     from torch._library.fake_class_registry import maybe_to_fake_obj
     from torch._subclasses.fake_tensor import FakeTensorMode
     fake = maybe_to_fake_obj(FakeTensorMode(), queue).wrapped_obj  # what tracing builds
@@ -237,9 +238,16 @@ def test_registration_and_scaffolds_compile_and_load(tmp_path: Path, toolchain: 
         source = class_dir / f"{custom_class.file_stem}.cpp"
         source.write_text(emit.scaffold_source(custom_class, **options))
         sources.append(source)
-    (tmp_path / "fake_tensor_queue.py").write_text(emit.scaffold_fake_class(classes[0], **options))
+    # The fake class as the build installs it: <package>/_custom_classes/, beside the package's
+    # _device_name module (generated from the YAML), which it reads the device name from.
+    package = tmp_path / "site" / "torch_tiny"
+    (package / "_custom_classes").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "_device_name.py").write_text('DEVICE_NAME = "foo"\n')
+    (package / "_custom_classes" / "__init__.py").write_text("")
+    (package / "_custom_classes" / "tensor_queue.py").write_text(emit.scaffold_fake_class(classes[0], **options))
     objects = compile_all(toolchain, sources, tmp_path / "obj", [tmp_path / "kernels"])
     library = tmp_path / "libclasses.so"
     toolchain.link(objects, library)
-    result = python_without_autoload(LOAD_AND_USE, str(library), str(tmp_path / "fake_tensor_queue.py"))
+    result = python_without_autoload(LOAD_AND_USE, str(library), str(tmp_path / "site"))
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
