@@ -157,4 +157,35 @@ void check_fused_optimizer_scale(
       " tensor of sizes ", t->sizes(), " on ", t->device());
 }
 
+c10::Device check_fused_adam_lists(
+    const char* op,
+    at::TensorList params,
+    at::TensorList grads,
+    at::TensorList exp_avgs,
+    at::TensorList exp_avg_sqs,
+    at::TensorList max_exp_avg_sqs,
+    at::TensorList state_steps,
+    bool amsgrad,
+    const std::optional<at::Tensor>& grad_scale,
+    const std::optional<at::Tensor>& found_inf) {
+  TORCH_CHECK(
+      amsgrad || max_exp_avg_sqs.empty(), op, ": max_exp_avg_sqs must be empty without amsgrad, got ",
+      max_exp_avg_sqs.size(), " tensors");
+  const FusedList steps{state_steps, "state_steps"};
+  const c10::Device device = amsgrad
+      ? check_fused_optimizer_lists(
+            op,
+            {{params, "params"}, {grads, "grads", /*contiguous=*/false}, {exp_avgs, "exp_avgs"},
+             {exp_avg_sqs, "exp_avg_sqs"}, {max_exp_avg_sqs, "max_exp_avg_sqs"}},
+            steps)
+      : check_fused_optimizer_lists(
+            op,
+            {{params, "params"}, {grads, "grads", /*contiguous=*/false}, {exp_avgs, "exp_avgs"},
+             {exp_avg_sqs, "exp_avg_sqs"}},
+            steps);
+  check_fused_optimizer_scale(op, grad_scale, "grad_scale", device);
+  check_fused_optimizer_scale(op, found_inf, "found_inf", device);
+  return device;
+}
+
 } // namespace scaffold::runtime

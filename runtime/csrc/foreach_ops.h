@@ -137,4 +137,18 @@ void check_fused_optimizer_scale(
     const char* name,
     c10::Device device);
 
+// The lists and scales of _fused_adam_ / _fused_adamw_ (which take the same
+// arguments): max_exp_avg_sqs only with amsgrad. Returns the device.
+c10::Device check_fused_adam_lists(
+    const char* op,
+    at::TensorList params,
+    at::TensorList grads,
+    at::TensorList exp_avgs,
+    at::TensorList exp_avg_sqs,
+    at::TensorList max_exp_avg_sqs,
+    at::TensorList state_steps,
+    bool amsgrad,
+    const std::optional<at::Tensor>& grad_scale,
+    const std::optional<at::Tensor>& found_inf);
+
 } // namespace scaffold::runtime

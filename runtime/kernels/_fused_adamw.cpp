@@ -13,34 +13,14 @@
 namespace foo {
 
 // The CPU's fused kernels on host views of the lists, launched once for the whole step. They
-// check little (foreach_ops.h: check_fused_optimizer_lists), so foo checks first, on the caller.
-
-namespace {
-
-// The CPU kernel's own list checks, with messages; returns the device.
-c10::Device check_adam_lists(const char* op, at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs,
-                             at::TensorList max_exp_avg_sqs, at::TensorList state_steps, bool amsgrad,
-                             const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
-  namespace rt = scaffold::runtime;
-  TORCH_CHECK(amsgrad || max_exp_avg_sqs.empty(), op, ": max_exp_avg_sqs must be empty without amsgrad, got ", max_exp_avg_sqs.size(), " tensors");
-  const c10::Device device = amsgrad
-      ? rt::check_fused_optimizer_lists(op, {{self, "params"}, {grads, "grads", /*contiguous=*/false}, {exp_avgs, "exp_avgs"}, {exp_avg_sqs, "exp_avg_sqs"}, {max_exp_avg_sqs, "max_exp_avg_sqs"}},
-                                        rt::FusedList{state_steps, "state_steps"})
-      : rt::check_fused_optimizer_lists(op, {{self, "params"}, {grads, "grads", /*contiguous=*/false}, {exp_avgs, "exp_avgs"}, {exp_avg_sqs, "exp_avg_sqs"}},
-                                        rt::FusedList{state_steps, "state_steps"});
-  rt::check_fused_optimizer_scale(op, grad_scale, "grad_scale", device);
-  rt::check_fused_optimizer_scale(op, found_inf, "found_inf", device);
-  return device;
-}
-
-}  // namespace
+// check little (foreach_ops.h: check_fused_adam_lists), so foo checks first, on the caller.
 
 void _fused_adamw_(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
   namespace rt = scaffold::runtime;
   if (self.empty()) {
     return;
   }
-  const c10::Device device = check_adam_lists("_fused_adamw_", self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad, grad_scale, found_inf);
+  const c10::Device device = rt::check_fused_adam_lists("_fused_adamw_", self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad, grad_scale, found_inf);
   rt::launch(device.index(), "_fused_adamw_",
       [params = rt::launch_host_views(self), grads = rt::launch_host_views(grads), exp_avgs = rt::launch_host_views(exp_avgs), exp_avg_sqs = rt::launch_host_views(exp_avg_sqs),
        max_exp_avg_sqs = rt::launch_host_views(max_exp_avg_sqs), state_steps = rt::launch_host_views(state_steps), lr, beta1, beta2, weight_decay, eps, amsgrad,
@@ -55,7 +35,7 @@ void _fused_adamw_(at::TensorList self, at::TensorList grads, at::TensorList exp
   if (self.empty()) {
     return;
   }
-  const c10::Device device = check_adam_lists("_fused_adamw_.tensor_lr", self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad, grad_scale, found_inf);
+  const c10::Device device = rt::check_fused_adam_lists("_fused_adamw_.tensor_lr", self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad, grad_scale, found_inf);
   TORCH_CHECK(lr.numel() == 1 && (lr.device() == device || lr.is_cpu()), "_fused_adamw_.tensor_lr: expected lr to be a tensor with one element on ", device, " or the CPU, got one of sizes ", lr.sizes(), " on ", lr.device());
   if (lr.is_cpu()) {
     return foo::_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr.item<double>(), beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
