@@ -1,9 +1,7 @@
 #include "launch.h"
 
-#include <array>
 #include <atomic>
 #include <exception>
-#include <mutex>
 #include <string>
 
 #include <c10/core/Allocator.h>
@@ -12,6 +10,7 @@
 #include <c10/util/Exception.h>
 
 #include "device.h"
+#include "launch_errors.h"
 #include "memory_history.h"
 #include "profiler.h"
 #include "status.h"
@@ -19,32 +18,6 @@
 
 namespace scaffold::runtime {
 namespace {
-
-// The first error of launched work on one device, until reported.
-struct PendingError {
-  std::atomic<bool> pending{false}; // fast path of check_launch_errors
-  std::mutex mutex;
-  std::exception_ptr error;
-  const char* op = nullptr;
-  uint64_t dropped = 0; // further errors while this one was pending
-};
-
-PendingError& pending_error(c10::DeviceIndex device) {
-  static auto* all = new std::array<PendingError, kMaxDevices>(); // leaked: workers use it at exit
-  return (*all)[device];
-}
-
-void keep_error(const LaunchedWork& work, std::exception_ptr error) noexcept {
-  PendingError& slot = pending_error(work.device);
-  std::lock_guard<std::mutex> lock(slot.mutex);
-  if (slot.error) {
-    ++slot.dropped;
-    return;
-  }
-  slot.error = std::move(error);
-  slot.op = work.op;
-  slot.pending.store(true, std::memory_order_release);
-}
 
 // Kernels run below autograd, as a CPU kernel reached through the
 // dispatcher does: host views carry no autograd state, and an ATen helper a
@@ -69,7 +42,7 @@ void run_work(LaunchedWork& work) noexcept {
   try {
     run_below_autograd(work);
   } catch (...) {
-    keep_error(work, std::current_exception());
+    keep_launch_error(work.device, work.op, std::current_exception());
   }
 }
 
@@ -104,19 +77,6 @@ void run_borrowed(void* user_data) noexcept {
     run_below_autograd(*borrowed.work);
   } catch (...) {
     borrowed.error = std::current_exception();
-  }
-}
-
-// Rethrows `error` with `where` appended: a c10::Error keeps its type
-// (IndexError, ...) and message, anything else becomes a c10::Error.
-[[noreturn]] void rethrow_with_context(const std::exception_ptr& error, const std::string& where) {
-  try {
-    std::rethrow_exception(error);
-  } catch (c10::Error& e) {
-    e.add_context(where);
-    throw;
-  } catch (const std::exception& e) {
-    TORCH_CHECK(false, e.what(), "\n", where);
   }
 }
 
@@ -161,30 +121,5 @@ void run_work_now(LaunchedWork& work) {
 }
 
 } // namespace detail
-
-void check_launch_errors(c10::DeviceIndex device) {
-  PendingError& slot = pending_error(device);
-  if (C10_LIKELY(!slot.pending.load(std::memory_order_acquire))) {
-    return;
-  }
-  std::exception_ptr error;
-  const char* op = nullptr;
-  uint64_t dropped = 0;
-  {
-    std::lock_guard<std::mutex> lock(slot.mutex);
-    error = std::exchange(slot.error, nullptr);
-    op = slot.op;
-    dropped = std::exchange(slot.dropped, 0);
-    slot.pending.store(false, std::memory_order_relaxed);
-  }
-  if (!error) {
-    return; // another thread reported it
-  }
-  const std::string where = "(raised by " + std::string(op) + ", a kernel launched on " +
-      device_string(device) + " and reported at the next synchronisation with it" +
-      (dropped > 0 ? "; " + std::to_string(dropped) + " later error(s) of launched work were dropped" : "") +
-      ". Run with SCAFFOLD_LAUNCH_BLOCKING=1 to raise it at the launching call.)";
-  rethrow_with_context(error, where);
-}
 
 } // namespace scaffold::runtime

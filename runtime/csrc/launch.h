@@ -27,16 +27,8 @@
 // Errors: checks that need no data (dtypes, shapes, an index tensor's dtype)
 // belong on the caller, as in CUDA's host code, so they raise at the call;
 // Elementwise::launch runs the CPU kernel once per dtype signature on 0-dim
-// host twins to get the CPU kernel's own. What launched work throws -- an
-// error that depends on the data, like an index out of range, as a CUDA
-// device-side assert -- cannot reach the caller, which has returned. As CUDA reports a kernel's failure at a later API call, the
-// first error of work launched on a device is kept and rethrown (then
-// cleared) by the next synchronisation with that device from the host:
-// synchronize() of the stream, the device or an event; .item(), .cpu() and
-// every other copy to the host that waits; a kernel that runs inline (it
-// waits for its stream first). The message names the op that launched it.
-// Later errors on the same device while one is pending are counted, not
-// kept. The output of a failed kernel is unspecified. With
+// host twins to get the CPU kernel's own. What launched work throws is kept
+// for the device's next synchronisation (launch_errors.h); with
 // SCAFFOLD_LAUNCH_BLOCKING=1 the work runs before launch() returns and its
 // error is thrown by launch() itself, at the op that caused it.
 #pragma once
@@ -133,10 +125,5 @@ class OwnedDims {
   bool present_;
   std::vector<int64_t> dims_;
 };
-
-// Rethrows, and forgets, the first error raised by work launched on `device`
-// since the last report (see the top of the file). Cheap when there is none:
-// the synchronisation points call it after waiting.
-void check_launch_errors(c10::DeviceIndex device);
 
 } // namespace scaffold::runtime

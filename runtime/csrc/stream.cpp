@@ -9,7 +9,7 @@
 #include <c10/util/Exception.h>
 
 #include "device.h"
-#include "launch.h"
+#include "launch_errors.h"
 #include "status.h"
 
 namespace scaffold::runtime {
