@@ -2,7 +2,7 @@
 // run an ATen CPU kernel (at::cpu::*) inline, on host views of its device
 // tensors (memory_access.h), after waiting for the current stream. Kernels
 // whose output shape is known before computing are launched on the stream
-// instead (functional_ops.h, launch.h); KernelCall is for the rest (a
+// instead (structured_ops.h, launch.h); KernelCall is for the rest (a
 // data-dependent shape, an out= tensor that must be resized) and for the
 // device checks' error messages. Two things make that less trivial than it looks, and
 // both are handled here:

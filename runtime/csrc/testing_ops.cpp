@@ -5,13 +5,13 @@
 // out= or in-place kernel works on (FunctionalOperands), kept past the op
 // as a CPU kernel that stashed its operand somewhere would keep it. With
 // launch blocking such views only borrow the device storage while the op
-// runs (functional_ops.cpp, StorageRef); the tests free `self` and check
+// runs (host_view_cache.h, StorageRef); the tests free `self` and check
 // that the kept view still owns its memory.
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
-#include "functional_ops.h"
+#include "functional_operands.h"
 
 namespace scaffold::runtime {
 namespace {

@@ -374,7 +374,7 @@ print(all(ok), ok)
 
 def test_views_kept_between_blocking_ops_follow_their_tensors() -> None:
     """With launch blocking, a thread keeps the host views of the tensors its last ops used and
-    hands one back unchanged while its tensor is unchanged (functional_ops.cpp, sticky views).
+    hands one back unchanged while its tensor is unchanged (runtime/csrc/host_view_cache.h, sticky views).
     A tensor resized, transposed, re-pointed, given another dtype, used twice in one op, or freed
     and replaced gets a view of what it is now; a view a kernel keeps owns the memory."""
     result = run_with_launch_blocking(STICKY_VIEWS)

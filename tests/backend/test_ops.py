@@ -781,7 +781,7 @@ def test_functional_and_inplace_ops_do_what_the_cpu_does(call: str, layout: str)
 
 def test_functional_ops_release_device_memory() -> None:
     """Host views used by the native functional and in-place kernels do not keep device memory
-    alive after the call (they are recycled, see functional_ops.cpp)."""
+    alive after the call (they are recycled, see runtime/csrc/host_view_cache.h)."""
     start = torch.foo.memory_allocated()
     a, b = torch.randn(1000, device=DEVICE), torch.randn(1000, device=DEVICE)
     c = torch.exp(a + b * 2).add_(a)

@@ -1,7 +1,8 @@
 // Functional, out= and in-place ops on host views, launched on the current
 // stream (launch.h) and without the dispatcher round trips of PyTorch's
-// default kernels: FunctionalOperands, StructuredFunctional, StructuredOut,
-// StructuredInplace, Elementwise, InplaceElementwise.
+// default kernels: StructuredFunctional, StructuredOut, StructuredInplace,
+// Elementwise, InplaceElementwise, built on FunctionalOperands
+// (functional_operands.h).
 //
 // With only add.out registered, torch.add(a, b) reaches it through PyTorch's
 // default kernel for add.Tensor: a structured wrapper that runs a
@@ -14,18 +15,15 @@
 // stream; StructuredOut and StructuredInplace do the same for out= and
 // in-place variants; Elementwise covers the common case of ops whose CPU
 // kernel is not structured; InplaceElementwise runs other in-place CPU
-// kernels inline. Each says when
-// it does not apply (tensors on two devices, a CPU tensor that is not a
-// scalar, ...), and the kernel then calls the op's default kernel directly,
-// so PyTorch's semantics and error messages stay its own. Host views these
-// use are recycled (see functional_ops.cpp): creating them would cost as much
-// as the kernel.
+// kernels inline. Each says when it does not apply (tensors on two devices,
+// a CPU tensor that is not a scalar, ...), and the kernel then calls the
+// op's default kernel directly, so PyTorch's semantics and error messages
+// stay its own. Host views these use are recycled (host_view_cache.h):
+// creating them would cost as much as the kernel.
 #pragma once
 
 #include <array>
 #include <cstddef>
-#include <functional>
-#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -37,122 +35,12 @@
 #include <c10/core/ScalarType.h>
 #include <c10/core/TensorOptions.h>
 
+#include "functional_operands.h"
 #include "kernel_call.h"
 #include "launch.h"
 #include "torch_compat.h"
 
 namespace scaffold::runtime {
-
-using TensorRefs = std::initializer_list<std::reference_wrapper<const at::Tensor>>;
-
-struct ThreadViewCache; // functional_ops.cpp
-
-// The inputs and the output of an op that runs on host views.
-//
-// native() is true when every input is either a strided tensor of this
-// backend -- all on one device, in any layout -- or a CPU 0-dim tensor (a
-// wrapped scalar), and at least one is a device tensor (for an op with an
-// existing output, the output decides the device). input(i) is then the host
-// view of input i (or the CPU scalar itself). For a functional op,
-// make_output() allocates the result on that device, straight from the
-// runtime (no dispatcher round trip), and returns its host view for the CPU
-// kernel to write. Otherwise -- a CPU tensor with dimensions, tensors on two
-// devices, another layout -- the kernel should leave the op to its default
-// kernel (or KernelCall), which raises PyTorch's own error.
-//
-// The views do not wait for the stream (they are made for launched work,
-// launch.h): a kernel launches its computation with launch(), or calls
-// wait() before running it inline.
-//
-// The tensors given must outlive this object -- a kernel's own arguments
-// do. With launch blocking the views of them only borrow their device
-// storage (functional_ops.cpp, StorageRef), so a tensor made inside the
-// kernel and dropped before the op ends would leave its view dangling.
-class FunctionalOperands {
- public:
-  // A functional op: the output is made by make_output().
-  explicit FunctionalOperands(TensorRefs inputs);
-  // An op writing `output`, an existing tensor (out=, in-place); `output`
-  // decides the device. An input in the output's memory (x.add_(x),
-  // add(x[1:], x[:-1], out=x)) gets a host view on the output's host
-  // storage, so the CPU kernel's memory overlap checks see what they would
-  // see on the CPU.
-  FunctionalOperands(const at::Tensor& output, TensorRefs inputs);
-  ~FunctionalOperands();
-  FunctionalOperands(FunctionalOperands&&) noexcept = default;
-  FunctionalOperands(const FunctionalOperands&) = delete;
-  FunctionalOperands& operator=(const FunctionalOperands&) = delete;
-
-  bool native() const {
-    return device_.has_value();
-  }
-  c10::Device device() const {
-    return *device_;
-  }
-  const at::Tensor& input(size_t i) const {
-    return inputs_[i];
-  }
-  // Allocates the result: `strides` empty means contiguous in the memory
-  // format of `options` (as ATen's create_out); only its dtype and memory
-  // format are used, the device is this call's.
-  at::Tensor& make_output(at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options);
-  // Host view of the output, once made (or given).
-  at::Tensor& output() {
-    return host_out_;
-  }
-  // The device tensor make_output() allocated (undefined for an op writing
-  // an existing output: holding a reference to that tensor, which Python
-  // usually sees, would take the GIL to count it).
-  const at::Tensor& result() const {
-    return result_;
-  }
-  // The same, given up: a launched closure must not hold the tensor Python
-  // sees (the host views keep its storage alive), or dropping it on the
-  // stream's worker could need the GIL.
-  at::Tensor take_result() {
-    return std::move(result_);
-  }
-  // Waits for the current stream of the device: before running the CPU
-  // kernel inline rather than launching it (in a profile, an inline kernel
-  // from here to the end of this object's life), or, with runs_inline false,
-  // before reading operands on the caller ahead of a launch.
-  void wait(bool runs_inline = true) const;
-  // True when a TensorIterator meta() on the CPU may convert inputs to the
-  // common dtype right away -- a copy that reads them on the caller: the
-  // device operands (the inputs and an existing output) are not all of one
-  // dtype, a CPU scalar is of a higher category than they are, or they are
-  // integral or boolean (promoted to float by ops computing in floating point).
-  bool meta_converts_inputs() const;
-  // For CPU kernels that can only allocate their result themselves (run
-  // inline, after wait()): a copy of `host_result` on the device, with the
-  // same sizes and strides.
-  at::Tensor adopt(const at::Tensor& host_result) const;
-
-  // Launches fn(*this) on the current stream (launch.h) and returns the
-  // device result; *this is moved into the launched work.
-  template <class Fn>
-  at::Tensor launch(const char* op, Fn&& fn) {
-    at::Tensor result = take_result();
-    const c10::DeviceIndex device = device_->index();
-    scaffold::runtime::launch(device, op, [self = std::move(*this), fn = std::forward<Fn>(fn)]() mutable { fn(self); });
-    return result;
-  }
-
- private:
-  void add_input(size_t i, const at::Tensor& t, ThreadViewCache& cache);
-
-  static constexpr size_t kMaxInputs = 3;
-  std::optional<c10::Device> device_;
-  std::array<at::Tensor, kMaxInputs> inputs_;
-  unsigned recycled_ = 0; // bit i: inputs_[i] is a recycled host view
-  // bit i: inputs_[i] is a sticky one (launch blocking), kOutputBit: host_out_
-  static constexpr unsigned kOutputBit = 1u << kMaxInputs;
-  unsigned sticky_ = 0;
-  bool existing_output_ = false; // out= or in-place: host_out_ was given
-  at::Tensor result_;
-  at::Tensor host_out_;
-  mutable InlineKernelTiming inline_timing_; // from wait() on: a kernel run inline
-};
 
 // Where a structured op's output comes from (StructuredOp).
 enum class OutputKind {
@@ -557,14 +445,5 @@ class InplaceElementwise {
  private:
   FunctionalOperands operands_;
 };
-
-// The device to create a functional op's result on when its inputs are a mix
-// of device tensors and CPU scalars: the first operand not on the CPU (as
-// ATen does), or the CPU if there is none.
-c10::Device result_device(TensorRefs operands);
-
-// A contiguous tensor of `size` on `device` of this backend, straight from
-// the runtime's allocator (no dispatcher round trip).
-at::Tensor allocate(at::IntArrayRef size, at::ScalarType dtype, c10::Device device);
 
 } // namespace scaffold::runtime
