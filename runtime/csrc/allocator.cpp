@@ -4,13 +4,10 @@
 #include <array>
 #include <cinttypes>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -18,6 +15,7 @@
 #include <c10/util/Exception.h>
 
 #include "device.h"
+#include "device_blocks.h"
 #include "env.h"
 #include "memory_history.h"
 #include "profiler.h"
@@ -27,14 +25,11 @@
 namespace scaffold::runtime {
 namespace {
 
-// ---- Size policy (see allocator.h) -----------------------------------------
-constexpr size_t kBlockGranularity = 512; // size classes and alignment
-constexpr size_t kSmallRequest = size_t{1} << 20; // <= 1 MiB: small pool
+// ---- Size policy (see allocator.h; block sizes in device_blocks.h) ----------
 constexpr size_t kSmallSegment = size_t{2} << 20; // small pool segment
 constexpr size_t kLargeSegment = size_t{20} << 20; // shared large segment
 constexpr size_t kOwnSegmentFrom = size_t{10} << 20; // own segment from here
 constexpr size_t kSegmentGranularity = size_t{2} << 20;
-constexpr size_t kParkedMaxSize = 64 * kBlockGranularity; // parked when freed (DeviceHeap)
 
 constexpr size_t round_up(size_t n, size_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
@@ -64,49 +59,6 @@ uint64_t default_capacity(c10::DeviceIndex device) {
       " bytes");
   return capacity;
 }
-
-// ---- Blocks and segments ---------------------------------------------------
-struct Block;
-
-struct Segment {
-  uintptr_t base; // device address returned by drvMalloc
-  size_t size;
-  bool small;
-  drvStream_t stream; // the stream whose allocations reuse this segment
-  Block* head = nullptr; // its first block (never absorbed by a neighbour)
-  std::shared_ptr<c10::GatheredContext> stack; // what mapped it (memory history)
-};
-
-// A piece of a segment, either live (handed out), free (in a pool), or
-// pending (freed, waiting for work on other streams).
-// Neighbours in the same segment are linked so freeing can coalesce.
-struct Block {
-  Block(uintptr_t address_, size_t size_, Segment* segment_)
-      : address(address_), size(size_), segment(segment_) {}
-
-  uintptr_t address;
-  size_t size;
-  Segment* segment;
-  Block* prev = nullptr;
-  Block* next = nullptr;
-  bool allocated = false; // live, pending or parked: not in a pool
-  bool parked = false; // freed, in DeviceHeap::parked_ (and still in live_)
-  size_t requested = 0; // bytes asked for, while live
-  std::unordered_set<drvStream_t> used_on; // other streams (record_stream)
-  std::shared_ptr<c10::GatheredContext> stack; // what allocated it, while live (memory history)
-};
-
-// Free blocks ordered by (stream, size, address): lower_bound is best fit
-// within the stream's blocks, i.e. a free list per stream and size class.
-struct ByStreamSizeAddress {
-  bool operator()(const Block* a, const Block* b) const {
-    if (a->segment->stream != b->segment->stream) {
-      return std::less<drvStream_t>()(a->segment->stream, b->segment->stream);
-    }
-    return a->size != b->size ? a->size < b->size : a->address < b->address;
-  }
-};
-using FreePool = std::set<Block*, ByStreamSizeAddress>;
 
 // A freed block and the events, one per other stream it was used on, that
 // must complete before it is reused.
@@ -156,23 +108,12 @@ class DeviceHeap {
       }
       const size_t size = round_up(nbytes, kBlockGranularity);
       const bool small = size <= kSmallRequest;
-      FreePool& pool = small ? small_free_ : large_free_;
       ++stats_.alloc_requests;
       process_pending_frees(/*wait=*/false);
 
-      Block* block = small ? take_parked(size, stream) : nullptr;
+      Block* block = blocks_.take(size, small, stream);
       if (block == nullptr) {
-        block = take_best_fit(pool, stream, size);
-        if (block == nullptr && small && parked_blocks_ > 0) {
-          return_parked_to_pools(); // coalesced, they may fit
-          block = take_best_fit(pool, stream, size);
-        }
-        if (block == nullptr) {
-          block = map_segment_for(nbytes, size, small, stream, stack);
-        }
-        split(block, size, pool);
-        block->allocated = true;
-        live_.emplace(block->address, block);
+        block = map_segment_for(nbytes, size, small, stream, stack);
       }
       block->requested = nbytes;
 
@@ -232,8 +173,8 @@ class DeviceHeap {
   // until other streams pass the free, or back in its pool. Returns its
   // size (0 for an unknown address). Called with mutex_ held.
   size_t release_block(uintptr_t address, std::shared_ptr<c10::GatheredContext>& stack) noexcept {
-    auto it = live_.find(address);
-    if (it == live_.end() || it->second->parked) {
+    Block* block = blocks_.live(address);
+    if (block == nullptr) {
       // This is a bug (double free or a foreign pointer); say so loudly
       // but keep the process up.
       std::fprintf(
@@ -245,8 +186,7 @@ class DeviceHeap {
           static_cast<int>(index_));
       return 0;
     }
-    Block* block = it->second;
-    const size_t size = block->size; // return_to_pool may merge the block away
+    const size_t size = block->size; // release may merge the block away
     stats_.allocated_bytes -= block->size;
     stats_.freed_bytes_total += block->size;
     stats_.requested_bytes -= block->requested;
@@ -260,35 +200,34 @@ class DeviceHeap {
         trace_free(TraceAction::FreeCompleted, *block, stack);
       }
     }
-    if (block->used_on.empty() && park(block)) {
+    if (block->used_on.empty()) {
+      blocks_.release(block);
       return size;
     }
-    live_.erase(it);
-    if (!block->used_on.empty()) {
-      // Work already enqueued on those streams may still read or write the
-      // block: reuse waits for it.
-      PendingFree pending{block, {}};
-      for (drvStream_t stream : block->used_on) {
-        drvEvent_t event = nullptr;
-        if (drvEventCreate(&event, DRV_EVENT_DISABLE_TIMING) != drvSuccess ||
-            drvEventRecord(event, stream) != drvSuccess) {
-          // Cannot track it (a deleter must not throw): wait instead.
-          (void)drvStreamSynchronize(stream);
-          if (event != nullptr) {
-            (void)drvEventDestroy(event);
-          }
-          continue;
+    // Work already enqueued on other streams may still read or write the
+    // block: reuse waits for it.
+    blocks_.retire(block);
+    PendingFree pending{block, {}};
+    for (drvStream_t stream : block->used_on) {
+      drvEvent_t event = nullptr;
+      if (drvEventCreate(&event, DRV_EVENT_DISABLE_TIMING) != drvSuccess ||
+          drvEventRecord(event, stream) != drvSuccess) {
+        // Cannot track it (a deleter must not throw): wait instead.
+        (void)drvStreamSynchronize(stream);
+        if (event != nullptr) {
+          (void)drvEventDestroy(event);
         }
-        pending.events.push_back(event);
+        continue;
       }
-      block->used_on.clear();
-      if (!pending.events.empty()) {
-        pending_.push_back(std::move(pending));
-        stats_.pending_free_blocks += 1;
-        return size;
-      }
+      pending.events.push_back(event);
     }
-    return_to_pool(block);
+    block->used_on.clear();
+    if (!pending.events.empty()) {
+      pending_.push_back(std::move(pending));
+      stats_.pending_free_blocks += 1;
+      return size;
+    }
+    blocks_.return_to_pool(block);
     return size;
   }
 
@@ -301,15 +240,15 @@ class DeviceHeap {
 
   void record_stream(uintptr_t address, drvStream_t stream) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = live_.find(address);
+    Block* block = blocks_.live(address);
     TORCH_CHECK(
-        it != live_.end() && !it->second->parked,
+        block != nullptr,
         "record_stream: the tensor's storage is not a live allocation of the ",
         c10::get_privateuse1_backend(),
         " allocator on ",
         device_string(index_));
-    if (stream != it->second->segment->stream) {
-      it->second->used_on.insert(stream);
+    if (stream != block->segment->stream) {
+      block->used_on.insert(stream);
     }
   }
 
@@ -371,8 +310,8 @@ class DeviceHeap {
       awaiting_free.insert(pending.block);
     }
     std::vector<SegmentSnapshot> segments;
-    segments.reserve(segments_.size());
-    for (const auto& [base, segment] : segments_) {
+    segments.reserve(blocks_.segment_count());
+    for (const auto& [base, segment] : blocks_.segments()) {
       SegmentSnapshot& out = segments.emplace_back();
       out.device = index_;
       out.address = segment->base;
@@ -409,79 +348,6 @@ class DeviceHeap {
     }
   }
 
-  // ---- Parked blocks ----
-  // A loop of small ops frees and allocates blocks of the same few sizes
-  // over and over. Putting each freed block back in its pool (coalescing, a
-  // tree insert) and taking it out again (a tree search, a split) cost more
-  // than a 16-element op's kernel, so a freed small block of up to
-  // kParkedMaxSize parks in a list for its size instead, keeping its entry
-  // in live_ (marked parked), and the next allocation of that size on the
-  // same stream takes it back. Parked blocks return to their pool, coalesced,
-  // whenever the pool cannot serve a request -- before any memory is mapped
-  // -- and before cached segments are released, so they never make the
-  // device reserve more memory.
-  bool park(Block* block) {
-    if (!block->segment->small || block->size > kParkedMaxSize) {
-      return false;
-    }
-    parked_list(block->size).push_back(block);
-    block->parked = true;
-    parked_blocks_ += 1;
-    return true;
-  }
-
-  Block* take_parked(size_t size, drvStream_t stream) {
-    if (size > kParkedMaxSize) {
-      return nullptr;
-    }
-    std::vector<Block*>& list = parked_list(size);
-    if (list.empty() || list.back()->segment->stream != stream) {
-      return nullptr;
-    }
-    Block* block = list.back();
-    list.pop_back();
-    block->parked = false;
-    parked_blocks_ -= 1;
-    return block;
-  }
-
-  // The list of parked blocks of `size` (<= kParkedMaxSize, a multiple of
-  // kBlockGranularity).
-  std::vector<Block*>& parked_list(size_t size) {
-    return parked_[size / kBlockGranularity - 1];
-  }
-
-  void return_parked_to_pools() {
-    for (std::vector<Block*>& list : parked_) {
-      for (Block* block : list) {
-        block->parked = false;
-        live_.erase(block->address);
-        return_to_pool(block);
-      }
-      list.clear();
-    }
-    parked_blocks_ = 0;
-  }
-
-  // Coalesce with free neighbours and put back in the pool. A block's size
-  // is its ordering key, so a neighbour leaves the pool *before* it grows.
-  void return_to_pool(Block* block) {
-    block->allocated = false;
-    FreePool& pool = block->segment->small ? small_free_ : large_free_;
-    if (Block* prev = block->prev; prev != nullptr && !prev->allocated) {
-      pool.erase(prev);
-      prev->size += block->size;
-      unlink_next(prev, block);
-      block = prev;
-    }
-    if (Block* next = block->next; next != nullptr && !next->allocated) {
-      pool.erase(next);
-      block->size += next->size;
-      unlink_next(block, next);
-    }
-    pool.insert(block);
-  }
-
   // Returns pending blocks whose events have completed to their pools
   // (every pending block when `wait`, after waiting for its events).
   void process_pending_frees(bool wait) {
@@ -510,57 +376,15 @@ class DeviceHeap {
       if (C10_UNLIKELY(memory_history_enabled())) {
         trace_free(TraceAction::FreeCompleted, *pending.block, nullptr);
       }
-      return_to_pool(pending.block);
+      blocks_.return_to_pool(pending.block);
     }
     pending_ = std::move(still_pending);
   }
 
-  static Block* take_best_fit(FreePool& pool, drvStream_t stream, size_t size) {
-    Segment key_segment{0, 0, false, stream};
-    Block key{0, size, &key_segment};
-    auto it = pool.lower_bound(&key);
-    if (it == pool.end() || (*it)->segment->stream != stream) {
-      return nullptr;
-    }
-    Block* block = *it;
-    pool.erase(it);
-    return block;
-  }
-
-  // Keeps the first `size` bytes of `block`, returns the rest to `pool`
-  // when worth it. Large blocks are only split when the remainder is itself
-  // a large allocation, so big segments don't shatter into small pieces
-  // (same rule as the CUDA caching allocator).
-  static void split(Block* block, size_t size, FreePool& pool) {
-    const size_t remaining = block->size - size;
-    const bool worth_it = block->segment->small ? remaining >= kBlockGranularity
-                                                : remaining > kSmallRequest;
-    if (!worth_it) {
-      return;
-    }
-    auto* rest = new Block{block->address + size, remaining, block->segment};
-    rest->prev = block;
-    rest->next = block->next;
-    if (block->next != nullptr) {
-      block->next->prev = rest;
-    }
-    block->next = rest;
-    block->size = size;
-    pool.insert(rest);
-  }
-
-  // `keep` absorbed `gone`, its right neighbour.
-  static void unlink_next(Block* keep, Block* gone) {
-    keep->next = gone->next;
-    if (gone->next != nullptr) {
-      gone->next->prev = keep;
-    }
-    delete gone;
-  }
-
   // Cache miss: allocate a new segment from the driver, freeing cached ones
   // first if the capacity would be exceeded, and raise OutOfMemoryError if
-  // that is not enough. Returns a free block covering the whole segment.
+  // that is not enough. Returns the segment's first block, cut to `size` and
+  // live.
   Block* map_segment_for(
       size_t nbytes,
       size_t size,
@@ -592,9 +416,7 @@ class DeviceHeap {
       }
     }
     auto* segment = new Segment{reinterpret_cast<uintptr_t>(base), segment_size, small, stream};
-    segment->head = new Block{segment->base, segment_size, segment};
     segment->stack = stack;
-    segments_.emplace(segment->base, segment);
     if (C10_UNLIKELY(memory_history_enabled())) {
       record_trace(index_, TraceEntry{TraceAction::SegmentAlloc, segment->base, segment_size, stream, 0, 0, stack});
     }
@@ -603,7 +425,7 @@ class DeviceHeap {
     stats_.segments += 1;
     stats_.segments_peak = std::max(stats_.segments_peak, stats_.segments);
     stats_.segment_maps += 1;
-    return segment->head;
+    return blocks_.take_from_new_segment(segment, size);
   }
 
   // drvMalloc on this heap's device; nullptr when the driver is out of
@@ -626,29 +448,15 @@ class DeviceHeap {
   // Called on empty_cache, before failing an allocation, and when capacity
   // drops.
   void release_cached_segments() {
-    return_parked_to_pools();
-    for (FreePool* pool : {&small_free_, &large_free_}) {
-      std::vector<Block*> whole;
-      for (Block* block : *pool) {
-        if (block->prev == nullptr && block->next == nullptr) {
-          whole.push_back(block);
-        }
+    for (const std::unique_ptr<Segment>& segment : blocks_.take_unused_segments()) {
+      SCAFFOLD_DRIVER_CHECK(drvFree(reinterpret_cast<void*>(segment->base)));
+      if (C10_UNLIKELY(memory_history_enabled())) {
+        record_trace(
+            index_, TraceEntry{TraceAction::SegmentFree, segment->base, segment->size, segment->stream, 0, 0, nullptr});
       }
-      for (Block* block : whole) {
-        pool->erase(block);
-        Segment* segment = block->segment;
-        SCAFFOLD_DRIVER_CHECK(drvFree(reinterpret_cast<void*>(segment->base)));
-        segments_.erase(segment->base);
-        if (C10_UNLIKELY(memory_history_enabled())) {
-          record_trace(
-              index_, TraceEntry{TraceAction::SegmentFree, segment->base, segment->size, segment->stream, 0, 0, nullptr});
-        }
-        stats_.reserved_bytes -= segment->size;
-        stats_.segments -= 1;
-        stats_.segment_unmaps += 1;
-        delete segment;
-        delete block;
-      }
+      stats_.reserved_bytes -= segment->size;
+      stats_.segments -= 1;
+      stats_.segment_unmaps += 1;
     }
   }
 
@@ -665,12 +473,7 @@ class DeviceHeap {
           static_cast<int64_t>(nbytes), stats_.allocated_bytes, stats_.reserved_bytes, make_device(index_));
     }
     const uint64_t cached = stats_.reserved_bytes - stats_.allocated_bytes;
-    uint64_t largest_free = 0; // the largest free block this request could have used
-    for (const Block* block : small ? small_free_ : large_free_) {
-      if (block->segment->stream == stream) {
-        largest_free = std::max<uint64_t>(largest_free, block->size);
-      }
-    }
+    const uint64_t largest_free = blocks_.largest_free(small, stream); // what this request could have used
     const std::string backend = c10::get_privateuse1_backend();
     std::ostringstream why;
     if (driver_refused) {
@@ -724,13 +527,8 @@ class DeviceHeap {
   uint64_t capacity_ = 0;
   bool capacity_known_ = false; // asked of the driver on first use
   DeviceMemoryStats stats_;
-  FreePool small_free_;
-  FreePool large_free_;
-  std::unordered_map<uintptr_t, Block*> live_; // address -> live (or parked) block
-  std::array<std::vector<Block*>, kParkedMaxSize / kBlockGranularity> parked_; // by size
-  size_t parked_blocks_ = 0;
+  DeviceBlocks blocks_; // segments and blocks: live, free, parked
   std::vector<PendingFree> pending_;
-  std::map<uintptr_t, Segment*> segments_; // by address: what a snapshot walks
 };
 
 DeviceHeap& heap(c10::DeviceIndex index) {
