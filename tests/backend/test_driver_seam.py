@@ -60,6 +60,7 @@ def test_runtime_builds_and_runs_against_a_minimal_synchronous_driver(tmp_path: 
     configure = subprocess.run(
         ["cmake", "-S", str(REPO / "runtime"), "-B", str(build), "-G", "Ninja",
          f"-DPython3_EXECUTABLE={sys.executable}", f"-DSCAFFOLD_DRIVER_DIR={MINIMAL_DRIVER}",
+         f"-DSCAFFOLD_GENERATED_DIR={REPO / 'generated'}",
          "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" if shutil.which("ccache") else "-DUNUSED=1"],
         capture_output=True, text=True,
     )
