@@ -9,14 +9,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 from scaffold_testing import TESTS, Toolchain, compile_all, python_without_autoload
 
-import yaml
 from scaffold_backend.emit import custom_classes as emit
 from scaffold_backend.errors import BackendYamlError
 from scaffold_backend.model.backend import CustomClass
-from scaffold_backend.parse.yaml_nodes import YamlReader
 from scaffold_backend.parse.custom_classes import parse_custom_classes
+from scaffold_backend.parse.yaml_nodes import YamlReader
 
 TENSOR_QUEUE = """\
 custom_classes:

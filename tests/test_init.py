@@ -11,9 +11,9 @@ import venv
 from pathlib import Path
 
 import pytest
+import yaml
 from scaffold_testing import INSTALLED_TORCH, REPO, run_cli_process, tree
 
-import yaml
 from scaffold_backend.commands.init.core_ops import CORE_OPS
 from scaffold_backend.commands.init.examples import render_example_files
 from scaffold_backend.commands.init.names import check_device_name
@@ -187,7 +187,7 @@ def test_dry_run_creates_nothing(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     listed = [line.split()[-1] for line in result.stdout.splitlines()]
     assert "bar/pyproject.toml" in listed and "bar/generated/scaffold_manifest.json" in listed
-    assert all(line.startswith("would create") for line in (l.strip() for l in result.stdout.splitlines()))
+    assert all(line.strip().startswith("would create") for line in result.stdout.splitlines())
     assert os.listdir(tmp_path) == []
 
 

@@ -19,9 +19,8 @@ from scaffold_testing import TESTS, run_cli_process, tree, write
 
 from scaffold_backend.commands.cli import cli
 from scaffold_backend.errors import OutputError
-from scaffold_backend.model.outputs import Layout
+from scaffold_backend.model.outputs import JOURNAL_NAME, Layout
 from scaffold_backend.parse.installed_torch import find_installed_torch
-from scaffold_backend.model.outputs import JOURNAL_NAME
 from scaffold_backend.write.lock import output_lock
 
 DATA = TESTS / "data"
@@ -416,10 +415,12 @@ def test_an_interrupted_commit_is_completed_by_the_next_run(tmp_path: Path, base
 def test_a_second_run_cannot_take_the_lock(tmp_path: Path) -> None:
     root = workspace(tmp_path, None)
     layout = Layout(root=root, out_dir=root / "generated", kernels_dir=root / "kernels")
-    with output_lock(layout):
-        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
-            with output_lock(layout, wait_seconds=0.2):
-                pass
+    with (
+        output_lock(layout),
+        pytest.raises(OutputError, match="another scaffold-backend run holds the lock"),
+        output_lock(layout, wait_seconds=0.2),
+    ):
+        pass
     with output_lock(layout, wait_seconds=0.2):
         pass
 
@@ -439,20 +440,26 @@ def test_the_lock_is_the_outputs_own(tmp_path: Path) -> None:
         with output_lock(layout("new/generated", "new/kernels"), wait_seconds=0):
             with output_lock(layout("existing_too", "other_kernels"), wait_seconds=0):
                 assert (root / "new" / "generated").is_dir() and (root / "new" / "kernels").is_dir()
-            with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
-                with output_lock(layout("new/generated", "elsewhere"), wait_seconds=0.1):
-                    pass
-        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock") as raised:
-            with output_lock(layout("third", "existing/kernels"), wait_seconds=0.1):
+            with (
+                pytest.raises(OutputError, match="another scaffold-backend run holds the lock"),
+                output_lock(layout("new/generated", "elsewhere"), wait_seconds=0.1),
+            ):
                 pass
+        with (
+            pytest.raises(OutputError, match="another scaffold-backend run holds the lock") as raised,
+            output_lock(layout("third", "existing/kernels"), wait_seconds=0.1),
+        ):
+            pass
         assert raised.value.location is not None and raised.value.location.path == "existing/kernels"
     assert sorted(path.relative_to(root).as_posix() for path in root.rglob("*")) == [
         "existing", "existing/generated"]
-    with output_lock(layout("read/generated", "read/kernels"), create=False):
-        # A run that only reads holds the lock on the output that a writing run would create.
-        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
-            with output_lock(layout("read/generated", "read/kernels"), wait_seconds=0):
-                pass
+    # A run that only reads holds the lock on the output that a writing run would create.
+    with (
+        output_lock(layout("read/generated", "read/kernels"), create=False),
+        pytest.raises(OutputError, match="another scaffold-backend run holds the lock"),
+        output_lock(layout("read/generated", "read/kernels"), wait_seconds=0),
+    ):
+        pass
     assert not (root / "read").exists()
 
 

@@ -8,7 +8,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scaffold_testing import INSTALLED_TORCH, TESTS, Toolchain, build_generated_tree, compile_all, python_without_autoload, run_cli_process, shared_header, tree
+from scaffold_testing import (
+    INSTALLED_TORCH,
+    TESTS,
+    Toolchain,
+    build_generated_tree,
+    compile_all,
+    python_without_autoload,
+    run_cli_process,
+    shared_header,
+    tree,
+)
 
 YAML_2_9 = """\
 backend: PrivateUse1
