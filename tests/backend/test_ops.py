@@ -357,7 +357,7 @@ def _binary_suite(name: str, fn: Callable[..., torch.Tensor], dtypes: tuple[torc
             a, b = rand(shape, dtype), rand(shape, dtype, low=low, seed=1)
             check(fn, a, b)
             check(lambda x, y: fn(x, y[-1]), a, b)  # broadcasting
-            check(lambda x: fn(x, torch.tensor(2, dtype=dtype)), a)  # CPU 0-dim scalar operand
+            check(lambda x, dtype=dtype: fn(x, torch.tensor(2, dtype=dtype)), a)  # CPU 0-dim scalar operand
             check(lambda x: fn(x, 2), a)  # Python scalar
             if dtype.is_floating_point or name != "div":  # int.div_ would need a float result
                 check_inplace(lambda x, y: getattr(x, name + "_")(y), a, b)
@@ -848,9 +848,9 @@ def _sigmoid() -> None:
 def _gelu() -> None:
     for approximate in ("none", "tanh"):
         for dtype in FLOATS:
-            check(lambda t: F.gelu(t, approximate=approximate), rand((3, 4), dtype))
-            check_inplace(lambda t: torch.ops.aten.gelu_(t, approximate=approximate), rand((3, 4), dtype))
-        check_out(lambda t, out: torch.ops.aten.gelu.out(t, approximate=approximate, out=out), rand((2, 5)))
+            check(lambda t, approximate=approximate: F.gelu(t, approximate=approximate), rand((3, 4), dtype))
+            check_inplace(lambda t, approximate=approximate: torch.ops.aten.gelu_(t, approximate=approximate), rand((3, 4), dtype))
+        check_out(lambda t, out, approximate=approximate: torch.ops.aten.gelu.out(t, approximate=approximate, out=out), rand((2, 5)))
     with pytest.raises(RuntimeError, match="approximate"):
         F.gelu(torch.ones(2, device=DEVICE), approximate="bogus")
 
@@ -905,9 +905,9 @@ def _gelu_backward() -> None:
     for approximate in ("none", "tanh"):
         for dtype in FLOATS:
             g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
-            check(lambda g, x: torch.ops.aten.gelu_backward(g, x, approximate=approximate), g, x)
-            check(_grad_of(lambda t: F.gelu(t, approximate=approximate)), x, g, layouts=("contiguous", "transposed"))
-        check_out(lambda g, x, out: torch.ops.aten.gelu_backward.grad_input(g, x, approximate=approximate, grad_input=out), g, x)
+            check(lambda g, x, approximate=approximate: torch.ops.aten.gelu_backward(g, x, approximate=approximate), g, x)
+            check(_grad_of(lambda t, approximate=approximate: F.gelu(t, approximate=approximate)), x, g, layouts=("contiguous", "transposed"))
+        check_out(lambda g, x, out, approximate=approximate: torch.ops.aten.gelu_backward.grad_input(g, x, approximate=approximate, grad_input=out), g, x)
 
 
 # ---- Reductions -----------------------------------------------------------------------------------
@@ -1053,8 +1053,8 @@ def _softmax() -> None:
     for fn in (torch.softmax, torch.log_softmax):
         for dtype in FLOATS:
             for shape, dim in [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1)]:
-                check(lambda t, d=dim: fn(t, d), rand(shape, dtype))
-        check(lambda t: fn(t, 1, dtype=F64), rand((3, 4)))
+                check(lambda t, d=dim, fn=fn: fn(t, d), rand(shape, dtype))
+        check(lambda t, fn=fn: fn(t, 1, dtype=F64), rand((3, 4)))
     check_out(lambda t, out: torch.ops.aten._softmax.out(t, 1, False, out=out), rand((3, 4)))
     check_out(lambda t, out: torch.ops.aten._log_softmax.out(t, 1, False, out=out), rand((3, 4)))
 
@@ -1064,10 +1064,10 @@ def _softmax_backward() -> None:
     for fn, op in ((torch.softmax, torch.ops.aten._softmax_backward_data), (torch.log_softmax, torch.ops.aten._log_softmax_backward_data)):
         for dtype in FLOATS:
             g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
-            check(lambda g, y: op(g, y, 1, dtype), g, fn(x, 1), layouts=("contiguous", "transposed", "sliced"))
-            check(_grad_of(lambda t: fn(t, 0)), x, g, layouts=("contiguous", "transposed"))
+            check(lambda g, y, op=op, dtype=dtype: op(g, y, 1, dtype), g, fn(x, 1), layouts=("contiguous", "transposed", "sliced"))
+            check(_grad_of(lambda t, fn=fn: fn(t, 0)), x, g, layouts=("contiguous", "transposed"))
         out_name = "grad_input" if op is torch.ops.aten._softmax_backward_data else "out"
-        check_out(lambda g, y, out: op.out(g, y, 1, F32, **{out_name: out}), rand((3, 4), seed=3), fn(rand((3, 4)), 1))
+        check_out(lambda g, y, out, op=op, out_name=out_name: op.out(g, y, 1, F32, **{out_name: out}), rand((3, 4), seed=3), fn(rand((3, 4)), 1))
 
 
 def _nll_inputs(n: int = 6, c: int = 4) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -1081,9 +1081,9 @@ def _nll_inputs(n: int = 6, c: int = 4) -> tuple[torch.Tensor, torch.Tensor, tor
 def _nll_loss_forward() -> None:
     logp, target, weight = _nll_inputs()
     for reduction in ("mean", "sum", "none"):
-        check(lambda x, t: F.nll_loss(x, t, reduction=reduction), logp, Fixed(target), layouts=("contiguous", "transposed"))
-        check(lambda x, t, w: F.nll_loss(x, t, w, reduction=reduction), logp, Fixed(target), Fixed(weight), layouts=("contiguous", "transposed"))
-        check(lambda x, t: F.nll_loss(x, t, reduction=reduction, ignore_index=int(target[0])), logp, Fixed(target), layouts=("contiguous",))
+        check(lambda x, t, reduction=reduction: F.nll_loss(x, t, reduction=reduction), logp, Fixed(target), layouts=("contiguous", "transposed"))
+        check(lambda x, t, w, reduction=reduction: F.nll_loss(x, t, w, reduction=reduction), logp, Fixed(target), Fixed(weight), layouts=("contiguous", "transposed"))
+        check(lambda x, t, reduction=reduction: F.nll_loss(x, t, reduction=reduction, ignore_index=int(target[0])), logp, Fixed(target), layouts=("contiguous",))
     check(lambda x, t: F.cross_entropy(x, t), rand((6, 4)), Fixed(target), layouts=("contiguous",))
     check(lambda x, t: F.nll_loss(x, t), torch.log_softmax(rand((4,)), 0), Fixed(target[0]), layouts=("contiguous",))  # 1-D input
     check_out(
@@ -1100,7 +1100,7 @@ def _nll_loss_backward() -> None:
     for reduction in ("mean", "sum", "none"):
         g = rand((6,), seed=9) if reduction == "none" else torch.tensor(1.5)
         check(
-            lambda x, t, w, g: _grad_of(lambda y: F.nll_loss(y, t, w, reduction=reduction))(x, g),
+            lambda x, t, w, g, reduction=reduction: _grad_of(lambda y: F.nll_loss(y, t, w, reduction=reduction))(x, g),
             logp, Fixed(target), Fixed(weight), Fixed(g), layouts=("contiguous", "transposed"),
         )
     total = torch.tensor(6.0)
@@ -1494,7 +1494,7 @@ def _max_pool2d_backward() -> None:
         g = rand(out.shape, dtype, seed=9)
         check(_grads_of(lambda t: F.max_pool2d(t, 3, 2, 1), 1), View(x, _channels_last), View(g, _channels_last), layouts=("contiguous",))
         backward = torch.ops.aten.max_pool2d_with_indices_backward.grad_input
-        check_out(lambda g, t, i, out: backward(g, t, [3, 3], [2, 2], [1, 1], [1, 1], False, i, grad_input=out), g, x, Fixed(indices))
+        check_out(lambda g, t, i, out, backward=backward: backward(g, t, [3, 3], [2, 2], [1, 1], [1, 1], False, i, grad_input=out), g, x, Fixed(indices))
     with pytest.raises(RuntimeError, match="int64 indices"):
         x = torch.ones(1, 1, 4, 4, device=DEVICE)
         torch.ops.aten.max_pool2d_with_indices_backward(torch.ones(1, 1, 2, 2, device=DEVICE), x, [2, 2], [2, 2], [0, 0], [1, 1], False,
@@ -1530,7 +1530,7 @@ def _avg_pool2d_backward() -> None:
         g = rand((2, 3, 4, 4), dtype, seed=9)
         check(_grads_of(lambda t: F.avg_pool2d(t, 2), 1), View(x, _channels_last), View(g, _channels_last), layouts=("contiguous",))
         backward = torch.ops.aten.avg_pool2d_backward.grad_input
-        check_out(lambda g, t, out: backward(g, t, [2, 2], [2, 2], [0, 0], False, True, None, grad_input=out), g, x)
+        check_out(lambda g, t, out, backward=backward: backward(g, t, [2, 2], [2, 2], [0, 0], False, True, None, grad_input=out), g, x)
 
 
 @op_test("_adaptive_avg_pool2d")
@@ -1577,7 +1577,7 @@ def _upsample_backward() -> None:
                   layouts=("contiguous", "transposed"))
         g = rand((2, 3, 6, 7), dtype, seed=9)
         bilinear = torch.ops.aten.upsample_bilinear2d_backward.grad_input
-        check_out(lambda g, out: bilinear(g, [6, 7], [2, 3, 4, 5], False, None, None, grad_input=out), g)
+        check_out(lambda g, out, bilinear=bilinear: bilinear(g, [6, 7], [2, 3, 4, 5], False, None, None, grad_input=out), g)
         check_out(lambda g, out: torch.ops.aten.upsample_nearest2d_backward.grad_input(g, [6, 7], [2, 3, 4, 5], None, None, grad_input=out), g)
 
 
@@ -1605,7 +1605,7 @@ def _native_dropout() -> None:
                     # the mask comes from the device's generator: the same seed draws the same mask as on the CPU
                     _same_stream(lambda dev, p=p, x=x, layout=layout: torch.native_dropout(place([x], dev, layout)[0], p, True))
         check(lambda t: torch.native_dropout(t, 0.3, False), rand((4, 5), dtype))
-        _same_stream(lambda dev: F.dropout(rand((8, 9), dtype).to(dev), 0.25, training=True))
+        _same_stream(lambda dev, dtype=dtype: F.dropout(rand((8, 9), dtype).to(dev), 0.25, training=True))
     check(lambda t: torch.native_dropout(t, 0.3, True), torch.empty(0, 3))
 
 
@@ -1614,7 +1614,7 @@ def _native_dropout_backward() -> None:
     for dtype in FLOATS:
         g, mask = rand((4, 5), dtype, seed=9), rand((4, 5), BOOL, seed=2)
         check(lambda g, m: torch.ops.aten.native_dropout_backward(g, m, 1.25), g, mask)
-        _same_stream(lambda dev: _grads_of(lambda t: F.dropout(t, 0.2, training=True), 1)(rand((6, 7), dtype).to(dev), g.new_ones(6, 7).to(dev))[0])
+        _same_stream(lambda dev, dtype=dtype, g=g: _grads_of(lambda t: F.dropout(t, 0.2, training=True), 1)(rand((6, 7), dtype).to(dev), g.new_ones(6, 7).to(dev))[0])
     with pytest.raises(RuntimeError, match="Bool"):
         torch.ops.aten.native_dropout_backward(torch.ones(3, device=DEVICE), torch.ones(3, device=DEVICE), 2.0)
     with pytest.raises(RuntimeError, match="cpu"):
@@ -1811,10 +1811,10 @@ def _fused_adam() -> None:
         for dtype in (F32, F64):
             params = _lists(FOREACH_SHAPES, dtype, 0)
             for kwargs in ({}, {"weight_decay": 0.1, "amsgrad": True}, {"maximize": True}, {"lr": torch.tensor(0.01)}):
-                check(_optimizer_step(lambda p, kw=kwargs: optimizer(p, fused=True, **kw)), *params, layouts=("contiguous",))
+                check(_optimizer_step(lambda p, kw=kwargs, optimizer=optimizer: optimizer(p, fused=True, **kw)), *params, layouts=("contiguous",))
             # the fused kernel computes as the for-loop one does, up to rounding
-            fused = _optimizer_step(lambda p: optimizer(p, fused=True))(*[p.to(DEVICE) for p in params])
-            looped = _optimizer_step(lambda p: optimizer(p, foreach=False))(*params)
+            fused = _optimizer_step(lambda p, optimizer=optimizer: optimizer(p, fused=True))(*[p.to(DEVICE) for p in params])
+            looped = _optimizer_step(lambda p, optimizer=optimizer: optimizer(p, foreach=False))(*params)
             assert_same(fused, looped, rtol=1e-5, atol=1e-6)
     fused_adam = torch.ops.aten._fused_adam_
     p = [torch.ones(2, 2, device=DEVICE)]
@@ -1983,10 +1983,10 @@ def _tril_triu() -> None:
         for dtype in (F32, I64, BOOL):
             x = rand((4, 5), dtype)
             for diagonal in (0, 1, -2):
-                check(lambda t, d=diagonal: fn(t, d), x)
-            check(lambda t: fn(t), rand((2, 3, 4), dtype))
-            check_out(lambda t, out: fn(t, 1, out=out), x)
-            check_inplace(lambda t: getattr(t, fn.__name__ + "_")(-1), x)
+                check(lambda t, d=diagonal, fn=fn: fn(t, d), x)
+            check(lambda t, fn=fn: fn(t), rand((2, 3, 4), dtype))
+            check_out(lambda t, out, fn=fn: fn(t, 1, out=out), x)
+            check_inplace(lambda t, fn=fn: getattr(t, fn.__name__ + "_")(-1), x)
         check_outcome(fn, rand((3,)))  # one dimension: the CPU's error
     # a causal mask, as transformers build it
     check(lambda t: torch.tril(torch.ones(5, 5, dtype=BOOL, device=t.device)) & (t > 0), rand((5, 5)), layouts=("contiguous",))
