@@ -27,7 +27,9 @@ at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out) {
 
 
 def in_namespace(body: str, namespace: str = "tiny") -> str:
-    return f'#include "native/abs.h"\n\nnamespace {namespace} {{\n{ABS_OUT_DEFINED}{body}\n}}  // namespace {namespace}\n'
+    return (
+        f'#include "native/abs.h"\n\nnamespace {namespace} {{\n{ABS_OUT_DEFINED}{body}\n}}  // namespace {namespace}\n'
+    )
 
 
 def defined(text: str) -> set[Signature]:
