@@ -9,9 +9,9 @@ from scaffold_testing import INSTALLED_TORCH
 
 from scaffold_backend.errors import BackendYamlError
 from scaffold_backend.model.backend import DeviceGuardType, FallbackDefault, FallbackMode
+from scaffold_backend.model.selection import OpStatus
 from scaffold_backend.parse.backend_yaml import parse_backend_yaml
 from scaffold_backend.parse.inputs import load_declarations
-from scaffold_backend.model.selection import OpStatus
 from scaffold_backend.select.selection import select
 
 HEAD = "backend: PrivateUse1\ncpp_namespace: foo\n"
@@ -82,34 +82,128 @@ def test_fallback_mode() -> None:
         ("", "b.yaml:1: the backend YAML is empty"),
         ("supported: [add.out\n", "b.yaml:1: invalid YAML: expected ',' or ']', but got '<stream end>'"),
         ("- abs\n", "b.yaml:1: the backend YAML must be a mapping of keys to values"),
-        ("cpp_namespace: foo\n", "b.yaml:1: missing required key 'backend'\n  hint: torchgen's backend YAML requires 'backend' and 'cpp_namespace'"),
-        (HEAD + "suported: [abs]\n", "b.yaml:3: unknown key 'suported' in the backend YAML\n  hint: did you mean 'supported'? valid keys: backend, cpp_namespace, class_name, supported, autograd, symint, use_out_as_primary, device_guard, extra_headers, device, fallback, shards, custom_ops, custom_classes, autocast"),
+        (
+            "cpp_namespace: foo\n",
+            "b.yaml:1: missing required key 'backend'\n"
+            "  hint: torchgen's backend YAML requires 'backend' and 'cpp_namespace'",
+        ),
+        (
+            HEAD + "suported: [abs]\n",
+            "b.yaml:3: unknown key 'suported' in the backend YAML\n"
+            "  hint: did you mean 'supported'? valid keys: backend, cpp_namespace, class_name, supported, autograd, "
+            "symint, use_out_as_primary, device_guard, extra_headers, device, fallback, shards, custom_ops, "
+            "custom_classes, autocast",
+        ),
         (HEAD + "backend: XLA\n", "b.yaml:3: key 'backend' appears twice (first at line 1)"),
-        (HEAD + "full_codegen: [abs]\n", "b.yaml:3: key 'full_codegen' is not supported: it belongs to torchgen's lazy-tensor generator (gen_lazy_tensor), which scaffold-backend does not replace\n  hint: list these ops under 'supported' and write their kernels, or keep generating them with torchgen.gen_lazy_tensor"),
-        (HEAD + "ir_gen: [abs]\n", "b.yaml:3: key 'ir_gen' is not supported: it belongs to torchgen's lazy-tensor generator (gen_lazy_tensor), which scaffold-backend does not replace\n  hint: list these ops under 'supported' and write their kernels, or keep generating them with torchgen.gen_lazy_tensor"),
-        ("backend: Foo1\ncpp_namespace: foo\n", "b.yaml:1: 'backend' must be a PyTorch dispatch key, got 'Foo1'\n  hint: out-of-tree backends use PrivateUse1"),
-        ("backend: PrivateUse1\ncpp_namespace: my-backend\n", "b.yaml:2: cpp_namespace 'my-backend': 'my-backend' is not a C++ identifier (letters, digits and _, not starting with a digit)\n  hint: use a namespace of your own, e.g. 'my_backend' or 'my_backend::native'"),
-        ("backend: PrivateUse1\ncpp_namespace: foo::class\n", "b.yaml:2: cpp_namespace 'foo::class': 'class' is a C++ keyword\n  hint: use a namespace of your own, e.g. 'my_backend' or 'my_backend::native'"),
-        ("backend: PrivateUse1\ncpp_namespace: at::native\n", "b.yaml:2: cpp_namespace 'at::native' is inside 'at', which PyTorch or the standard library owns; kernels there would collide with ATen's own functions\n  hint: use a namespace of your own, e.g. 'my_backend'"),
-        (HEAD + "class_name: 2Fast\n", "b.yaml:3: class_name '2Fast' is not a C++ identifier (letters, digits and _, not starting with a digit)"),
-        (HEAD + "device: cuda\n", "b.yaml:3: device name 'cuda' is a device name PyTorch already uses\n  hint: pick a short lowercase name such as 'foo' or 'my_npu'"),
-        (HEAD + "device: Foo\n", "b.yaml:3: device name 'Foo' is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)\n  hint: pick a short lowercase name such as 'foo' or 'my_npu'"),
-        (HEAD + "device: import\n", "b.yaml:3: device name 'import' is a Python keyword\n  hint: pick a short lowercase name such as 'foo' or 'my_npu'"),
+        (
+            HEAD + "full_codegen: [abs]\n",
+            "b.yaml:3: key 'full_codegen' is not supported: it belongs to torchgen's lazy-tensor generator "
+            "(gen_lazy_tensor), which scaffold-backend does not replace\n"
+            "  hint: list these ops under 'supported' and write their kernels, "
+            "or keep generating them with torchgen.gen_lazy_tensor",
+        ),
+        (
+            HEAD + "ir_gen: [abs]\n",
+            "b.yaml:3: key 'ir_gen' is not supported: it belongs to torchgen's lazy-tensor generator "
+            "(gen_lazy_tensor), which scaffold-backend does not replace\n"
+            "  hint: list these ops under 'supported' and write their kernels, "
+            "or keep generating them with torchgen.gen_lazy_tensor",
+        ),
+        (
+            "backend: Foo1\ncpp_namespace: foo\n",
+            "b.yaml:1: 'backend' must be a PyTorch dispatch key, got 'Foo1'\n"
+            "  hint: out-of-tree backends use PrivateUse1",
+        ),
+        (
+            "backend: PrivateUse1\ncpp_namespace: my-backend\n",
+            "b.yaml:2: cpp_namespace 'my-backend': 'my-backend' is not a C++ identifier "
+            "(letters, digits and _, not starting with a digit)\n"
+            "  hint: use a namespace of your own, e.g. 'my_backend' or 'my_backend::native'",
+        ),
+        (
+            "backend: PrivateUse1\ncpp_namespace: foo::class\n",
+            "b.yaml:2: cpp_namespace 'foo::class': 'class' is a C++ keyword\n"
+            "  hint: use a namespace of your own, e.g. 'my_backend' or 'my_backend::native'",
+        ),
+        (
+            "backend: PrivateUse1\ncpp_namespace: at::native\n",
+            "b.yaml:2: cpp_namespace 'at::native' is inside 'at', which PyTorch or the standard library owns; "
+            "kernels there would collide with ATen's own functions\n"
+            "  hint: use a namespace of your own, e.g. 'my_backend'",
+        ),
+        (
+            HEAD + "class_name: 2Fast\n",
+            "b.yaml:3: class_name '2Fast' is not a C++ identifier (letters, digits and _, not starting with a digit)",
+        ),
+        (
+            HEAD + "device: cuda\n",
+            "b.yaml:3: device name 'cuda' is a device name PyTorch already uses\n"
+            "  hint: pick a short lowercase name such as 'foo' or 'my_npu'",
+        ),
+        (
+            HEAD + "device: Foo\n",
+            "b.yaml:3: device name 'Foo' is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)\n"
+            "  hint: pick a short lowercase name such as 'foo' or 'my_npu'",
+        ),
+        (
+            HEAD + "device: import\n",
+            "b.yaml:3: device name 'import' is a Python keyword\n"
+            "  hint: pick a short lowercase name such as 'foo' or 'my_npu'",
+        ),
         (HEAD + "supported: abs\n", "b.yaml:3: 'supported' must be a list"),
-        (HEAD + "supported:\n- abs\n- 3\n", "b.yaml:5: every entry of 'supported' must be an operator name such as add.out"),
-        (HEAD + "supported:\n- add out\n", "b.yaml:4: 'add out' in 'supported' is not an operator name (expected e.g. add.Tensor, abs)"),
-        (HEAD + "device_guard: maybe\n", "b.yaml:3: 'device_guard' must be true, false, or the runtime's own guard as {type: ..., header: ...}"),
-        (HEAD + "device_guard:\n  type: foo::Guard\n", "b.yaml:4: 'device_guard' as a mapping needs 'header'\n  hint: device_guard: {type: my_backend::DeviceGuard, header: '\"guard.h\"'}, or true for c10's guard"),
-        (HEAD + "device_guard:\n  type: foo::Guard\n  header: guard.h\n", "b.yaml:5: 'device_guard.header' guard.h must be written <path/to/header.h> or \"path/to/header.h\""),
-        (HEAD + "device_guard:\n  type: foo::9Guard\n  header: <guard.h>\n", "b.yaml:4: 'device_guard.type' foo::9Guard: segment '9Guard' is not a C++ identifier (letters, digits and _, not starting with a digit)"),
-        (HEAD + "device_guard:\n  type: foo::Guard\n  header: <guard.h>\n  extra: 1\n", "b.yaml:6: unknown key 'extra' in 'device_guard'\n  hint: valid keys: type, header"),
+        (
+            HEAD + "supported:\n- abs\n- 3\n",
+            "b.yaml:5: every entry of 'supported' must be an operator name such as add.out",
+        ),
+        (
+            HEAD + "supported:\n- add out\n",
+            "b.yaml:4: 'add out' in 'supported' is not an operator name (expected e.g. add.Tensor, abs)",
+        ),
+        (
+            HEAD + "device_guard: maybe\n",
+            "b.yaml:3: 'device_guard' must be true, false, or the runtime's own guard as {type: ..., header: ...}",
+        ),
+        (
+            HEAD + "device_guard:\n  type: foo::Guard\n",
+            "b.yaml:4: 'device_guard' as a mapping needs 'header'\n"
+            "  hint: device_guard: {type: my_backend::DeviceGuard, header: '\"guard.h\"'}, or true for c10's guard",
+        ),
+        (
+            HEAD + "device_guard:\n  type: foo::Guard\n  header: guard.h\n",
+            "b.yaml:5: 'device_guard.header' guard.h must be written <path/to/header.h> or \"path/to/header.h\"",
+        ),
+        (
+            HEAD + "device_guard:\n  type: foo::9Guard\n  header: <guard.h>\n",
+            "b.yaml:4: 'device_guard.type' foo::9Guard: segment '9Guard' is not a C++ identifier "
+            "(letters, digits and _, not starting with a digit)",
+        ),
+        (
+            HEAD + "device_guard:\n  type: foo::Guard\n  header: <guard.h>\n  extra: 1\n",
+            "b.yaml:6: unknown key 'extra' in 'device_guard'\n  hint: valid keys: type, header",
+        ),
         (HEAD + "shards: 0\n", "b.yaml:3: 'shards' must be between 1 and 256"),
-        (HEAD + "extra_headers: ['foo.h']\n", 'b.yaml:3: extra header foo.h must be written <path/to/header.h> or "path/to/header.h"'),
-        (HEAD + "fallback:\n  default: gpu\n", "b.yaml:4: 'fallback.default' must be one of ['cpu', 'error'], got 'gpu'"),
-        (HEAD + "fallback:\n  nevr: [abs]\n", "b.yaml:4: unknown key 'nevr' in 'fallback'\n  hint: did you mean 'never'? valid keys: default, mode, warn_once, never, explicit"),
-        (HEAD + "fallback:\n  default: cpu\n  mode: zero_copy\n", "b.yaml:5: 'fallback.mode' must be one of ['copy', 'host_view'], got 'zero_copy'"),
+        (
+            HEAD + "extra_headers: ['foo.h']\n",
+            'b.yaml:3: extra header foo.h must be written <path/to/header.h> or "path/to/header.h"',
+        ),
+        (
+            HEAD + "fallback:\n  default: gpu\n",
+            "b.yaml:4: 'fallback.default' must be one of ['cpu', 'error'], got 'gpu'",
+        ),
+        (
+            HEAD + "fallback:\n  nevr: [abs]\n",
+            "b.yaml:4: unknown key 'nevr' in 'fallback'\n"
+            "  hint: did you mean 'never'? valid keys: default, mode, warn_once, never, explicit",
+        ),
+        (
+            HEAD + "fallback:\n  default: cpu\n  mode: zero_copy\n",
+            "b.yaml:5: 'fallback.mode' must be one of ['copy', 'host_view'], got 'zero_copy'",
+        ),
         (HEAD + "fallback:\n  mode: [host_view]\n", "b.yaml:4: 'fallback.mode' must be a non-empty string"),
-        ("backend: PrivateUse1\ncpp_namespace: foo\nbackend_yaml: [\n", "b.yaml:3: invalid YAML: expected the node content, but found '<stream end>'"),
+        (
+            "backend: PrivateUse1\ncpp_namespace: foo\nbackend_yaml: [\n",
+            "b.yaml:3: invalid YAML: expected the node content, but found '<stream end>'",
+        ),
     ],
 )
 def test_bad_yaml_messages(text: str, message: str) -> None:
@@ -130,14 +224,44 @@ def select_error(text: str, declarations) -> str:  # type: ignore[no-untyped-def
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("supported:\n- ad.Tensor\n", f"b.yaml:4: unknown operator 'ad.Tensor' under 'supported': torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH}) has no such operator\n  hint: did you mean 'add.Tensor', 'add_.Tensor', 'div.Tensor'?"),
-        ("supported:\n- zzz_no_such_op\n", f"b.yaml:4: unknown operator 'zzz_no_such_op' under 'supported': torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH}) has no such operator\n  hint: run `scaffold-backend ops --all` to list the operators of this torch"),
+        (
+            "supported:\n- ad.Tensor\n",
+            "b.yaml:4: unknown operator 'ad.Tensor' under 'supported': torch/include/ATen/RegistrationDeclarations.h "
+            f"(torch {INSTALLED_TORCH}) has no such operator\n"
+            "  hint: did you mean 'add.Tensor', 'add_.Tensor', 'div.Tensor'?",
+        ),
+        (
+            "supported:\n- zzz_no_such_op\n",
+            "b.yaml:4: unknown operator 'zzz_no_such_op' under 'supported': "
+            f"torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH}) has no such operator\n"
+            "  hint: run `scaffold-backend ops --all` to list the operators of this torch",
+        ),
         ("supported:\n- abs.out\n- abs.out\n", "b.yaml:5: 'abs.out' is listed twice under 'supported'"),
-        ("supported:\n- abs.out\nautograd:\n- abs.out\n", "b.yaml:6: 'abs.out' is listed under both 'supported' (line 4) and 'autograd'\n  hint: an op has one status: a kernel (supported or autograd) or an explicit fallback"),
-        ("supported:\n- abs.out\nfallback:\n  explicit: [abs.out]\n", "b.yaml:6: 'abs.out' is listed under both 'supported' (line 4) and 'fallback.explicit'\n  hint: an op has one status: a kernel (supported or autograd) or an explicit fallback"),
-        ("fallback:\n  never: [abs.out]\n  explicit: [abs.out]\n", "b.yaml:4: 'abs.out' is under both 'fallback.never' and 'fallback.explicit'"),
-        ("supported:\n- abs.out\nsymint:\n- view\n", "b.yaml:6: 'view' is under 'symint' but not under 'supported' or 'autograd'\n  hint: 'symint' chooses c10::SymInt arguments for kernels you write"),
-        ("supported:\n- add.out\n- add.Tensor\nautograd:\n- add_.Tensor\n", "b.yaml:7: 'add_.Tensor' is under 'autograd' but its variant 'add.out' is under 'supported'\n  hint: all variants of an op (functional, inplace, out) must go to one key: move them together under 'supported' or under 'autograd'"),
+        (
+            "supported:\n- abs.out\nautograd:\n- abs.out\n",
+            "b.yaml:6: 'abs.out' is listed under both 'supported' (line 4) and 'autograd'\n"
+            "  hint: an op has one status: a kernel (supported or autograd) or an explicit fallback",
+        ),
+        (
+            "supported:\n- abs.out\nfallback:\n  explicit: [abs.out]\n",
+            "b.yaml:6: 'abs.out' is listed under both 'supported' (line 4) and 'fallback.explicit'\n"
+            "  hint: an op has one status: a kernel (supported or autograd) or an explicit fallback",
+        ),
+        (
+            "fallback:\n  never: [abs.out]\n  explicit: [abs.out]\n",
+            "b.yaml:4: 'abs.out' is under both 'fallback.never' and 'fallback.explicit'",
+        ),
+        (
+            "supported:\n- abs.out\nsymint:\n- view\n",
+            "b.yaml:6: 'view' is under 'symint' but not under 'supported' or 'autograd'\n"
+            "  hint: 'symint' chooses c10::SymInt arguments for kernels you write",
+        ),
+        (
+            "supported:\n- add.out\n- add.Tensor\nautograd:\n- add_.Tensor\n",
+            "b.yaml:7: 'add_.Tensor' is under 'autograd' but its variant 'add.out' is under 'supported'\n"
+            "  hint: all variants of an op (functional, inplace, out) must go to one key: "
+            "move them together under 'supported' or under 'autograd'",
+        ),
     ],
 )
 def test_selection_errors(text: str, message: str, declarations) -> None:  # type: ignore[no-untyped-def]

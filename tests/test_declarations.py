@@ -64,18 +64,45 @@ def test_old_headers_keep_entries_the_installed_torchgen_cannot_parse() -> None:
     assert "Dimname" in (entry.schema_error or "")
     with pytest.raises(DeclarationsError) as error:
         entry.require_schema()
-    assert str(error.value).startswith(f"old.h:{entry.location.line}: the schema of 'sum.dim_DimnameList' cannot be parsed")
+    assert str(error.value).startswith(
+        f"old.h:{entry.location.line}: the schema of 'sum.dim_DimnameList' cannot be parsed"
+    )
 
 
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("at::Tensor abs(const at::Tensor & self);", "malformed declaration: expected '<C++ declaration>; // {\"schema\": ..., \"dispatch\": ..., \"default\": ...}'"),
-        ('at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "True"', "malformed declaration metadata: Expecting ',' delimiter (column 110)"),
-        ('at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "True"}', "malformed declaration metadata: expected the keys ['schema', 'dispatch', 'default'], found ['schema', 'dispatch']"),
-        ('at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "yes", "default": "False"}', 'malformed declaration metadata: "dispatch" must be "True" or "False", got "yes"'),
-        ('at::Tensor abs(const at::Tensor & self); // {"schema": "abs(Tensor self) -> Tensor", "dispatch": "True", "default": "False"}', "malformed declaration metadata: the schema must start with 'aten::'"),
-        ('at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs", "dispatch": "True", "default": "False"}', "malformed schema 'abs': expected 'name.overload(arguments) -> returns'"),
+        (
+            "at::Tensor abs(const at::Tensor & self);",
+            "malformed declaration: expected "
+            '\'<C++ declaration>; // {"schema": ..., "dispatch": ..., "default": ...}\'',
+        ),
+        (
+            "at::Tensor abs(const at::Tensor & self); "
+            '// {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "True"',
+            "malformed declaration metadata: Expecting ',' delimiter (column 110)",
+        ),
+        (
+            "at::Tensor abs(const at::Tensor & self); "
+            '// {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "True"}',
+            "malformed declaration metadata: expected the keys ['schema', 'dispatch', 'default'], "
+            "found ['schema', 'dispatch']",
+        ),
+        (
+            "at::Tensor abs(const at::Tensor & self); "
+            '// {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "yes", "default": "False"}',
+            'malformed declaration metadata: "dispatch" must be "True" or "False", got "yes"',
+        ),
+        (
+            "at::Tensor abs(const at::Tensor & self); "
+            '// {"schema": "abs(Tensor self) -> Tensor", "dispatch": "True", "default": "False"}',
+            "malformed declaration metadata: the schema must start with 'aten::'",
+        ),
+        (
+            "at::Tensor abs(const at::Tensor & self); "
+            '// {"schema": "aten::abs", "dispatch": "True", "default": "False"}',
+            "malformed schema 'abs': expected 'name.overload(arguments) -> returns'",
+        ),
     ],
 )
 def test_malformed_entries_name_file_and_line(line: str, message: str) -> None:
@@ -86,7 +113,10 @@ def test_malformed_entries_name_file_and_line(line: str, message: str) -> None:
 
 
 def test_duplicate_and_empty_headers_are_errors() -> None:
-    line = 'at::Tensor abs(const at::Tensor & self); // {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "True", "default": "True"}'
+    line = (
+        "at::Tensor abs(const at::Tensor & self); "
+        '// {"schema": "aten::abs(Tensor self) -> Tensor", "dispatch": "True", "default": "True"}'
+    )
     with pytest.raises(DeclarationsError) as error:
         parse_declarations(f"{line}\n{line}\n", display_path="d.h")
     assert str(error.value) == "d.h:2: operator 'abs' is declared twice (first at line 1)"

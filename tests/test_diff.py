@@ -43,7 +43,7 @@ def test_2_9_to_2_13_names_exactly_the_real_changes(torch_2_13) -> None:  # type
         ),
     }
     added_required = {c.op_name for c in diff.of_kind(ChangeKind.ADDED) if c.new is not None and c.new.required}
-    assert SCALED_MM_V2_FAMILY <= added_required and len(added_required) == 16
+    assert added_required >= SCALED_MM_V2_FAMILY and len(added_required) == 16
     flags = {c.op_name: (c.flag_change, flags_text(c)) for c in diff.of_kind(ChangeKind.FLAGS)}
     assert flags["ldexp.Tensor"] == (FlagChange.OTHER, "dispatch False -> True, default True -> True")
     assert set(flags) == {"ldexp.Tensor", "ldexp.out", "ldexp_", "_grid_sampler_2d_cpu_fallback_backward"}
@@ -70,7 +70,11 @@ def test_cpp_spelling_is_not_a_signature_change(tmp_path: Path) -> None:
     diff = diff_declarations(load_declarations(tmp_path / "old.h", tmp_path), load_declarations(new, tmp_path))
     spelling = [c.op_name for c in diff.of_kind(ChangeKind.SPELLING)]
     assert "empty.memory_format" in spelling and "abs.out" in spelling
-    assert diff.of_kind(ChangeKind.SCHEMA) == [] and diff.of_kind(ChangeKind.ADDED) == [] and diff.of_kind(ChangeKind.REMOVED) == []
+    assert (
+        diff.of_kind(ChangeKind.SCHEMA) == []
+        and diff.of_kind(ChangeKind.ADDED) == []
+        and diff.of_kind(ChangeKind.REMOVED) == []
+    )
 
 
 def test_text_markdown_and_json_with_a_backend(tmp_path: Path) -> None:
@@ -78,7 +82,13 @@ def test_text_markdown_and_json_with_a_backend(tmp_path: Path) -> None:
         "backend: PrivateUse1\ncpp_namespace: up\ndevice: up\n"
         "supported: [tril.out, triu.out, mm.out, ldexp.out]\nsymint: [triu.out]\n"
     )
-    args = ["diff", str(shared_header("2.9.0")), str(fake_torch_installation(tmp_path, "2.13.0")), "--yaml", "backend.yaml"]
+    args = [
+        "diff",
+        str(shared_header("2.9.0")),
+        str(fake_torch_installation(tmp_path, "2.13.0")),
+        "--yaml",
+        "backend.yaml",
+    ]
     text = run_cli_process(args, tmp_path)
     assert text.returncode == 0, text.stderr
     assert (
@@ -107,9 +117,13 @@ def test_text_markdown_and_json_with_a_backend(tmp_path: Path) -> None:
 
 
 def test_removed_op_in_the_yaml_names_its_likely_replacement(tmp_path: Path) -> None:
-    (tmp_path / "backend.yaml").write_text("backend: PrivateUse1\ncpp_namespace: up\nsupported: [sum.dim_DimnameList]\n")
+    (tmp_path / "backend.yaml").write_text(
+        "backend: PrivateUse1\ncpp_namespace: up\nsupported: [sum.dim_DimnameList]\n"
+    )
     torch_2_13 = fake_torch_installation(tmp_path, "2.13.0")
-    result = run_cli_process(["diff", str(shared_header("2.12.0")), str(torch_2_13), "--yaml", "backend.yaml"], tmp_path)
+    result = run_cli_process(
+        ["diff", str(shared_header("2.12.0")), str(torch_2_13), "--yaml", "backend.yaml"], tmp_path
+    )
     assert (
         "  sum.dim_DimnameList [supported]: removed from PyTorch\n"
         "      -> remove it from 'supported' in backend.yaml; likely replacement: 'sum.dim_IntList'; its kernel "
@@ -130,18 +144,37 @@ def test_removed_op_in_the_yaml_names_its_likely_replacement(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("setup", "argument", "message"),
     [
-        (lambda d: (d / "backend.yaml").write_text("backend: PrivateUse1\n"), "backend.yaml",
-         "error: backend.yaml:1: OLD is not a readable RegistrationDeclarations.h: malformed declaration: "
-         "expected '<C++ declaration>; // {\"schema\": ..., \"dispatch\": ..., \"default\": ...}'"),
-        (lambda d: None, "missing.h", "error: missing.h: OLD is not a readable RegistrationDeclarations.h: declarations file not found"),
-        (lambda d: (d / "empty").mkdir(), "empty",
-         "error: empty: OLD is not a readable RegistrationDeclarations.h: is a directory without a "
-         "RegistrationDeclarations.h (looked for include/ATen/RegistrationDeclarations.h, "
-         "torch/include/ATen/RegistrationDeclarations.h, ATen/RegistrationDeclarations.h, RegistrationDeclarations.h)"),
-        (lambda d: (d / "blob.bin").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe"), "blob.bin",
-         "error: blob.bin:1: OLD is not a readable RegistrationDeclarations.h: declarations file is not UTF-8 text (byte 0x89)"),
-        (lambda d: (d / "notes.h").write_text("// just a comment\n"), "notes.h",
-         "error: notes.h: OLD is not a readable RegistrationDeclarations.h: no operator declarations found: is this a RegistrationDeclarations.h?"),
+        (
+            lambda d: (d / "backend.yaml").write_text("backend: PrivateUse1\n"),
+            "backend.yaml",
+            "error: backend.yaml:1: OLD is not a readable RegistrationDeclarations.h: malformed declaration: "
+            'expected \'<C++ declaration>; // {"schema": ..., "dispatch": ..., "default": ...}\'',
+        ),
+        (
+            lambda d: None,
+            "missing.h",
+            "error: missing.h: OLD is not a readable RegistrationDeclarations.h: declarations file not found",
+        ),
+        (
+            lambda d: (d / "empty").mkdir(),
+            "empty",
+            "error: empty: OLD is not a readable RegistrationDeclarations.h: is a directory without a "
+            "RegistrationDeclarations.h (looked for include/ATen/RegistrationDeclarations.h, "
+            "torch/include/ATen/RegistrationDeclarations.h, ATen/RegistrationDeclarations.h, "
+            "RegistrationDeclarations.h)",
+        ),
+        (
+            lambda d: (d / "blob.bin").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe"),
+            "blob.bin",
+            "error: blob.bin:1: OLD is not a readable RegistrationDeclarations.h: declarations file is not UTF-8 text "
+            "(byte 0x89)",
+        ),
+        (
+            lambda d: (d / "notes.h").write_text("// just a comment\n"),
+            "notes.h",
+            "error: notes.h: OLD is not a readable RegistrationDeclarations.h: no operator declarations found: "
+            "is this a RegistrationDeclarations.h?",
+        ),
     ],
 )
 def test_inputs_that_are_not_declarations_files(tmp_path: Path, setup, argument: str, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -150,7 +183,8 @@ def test_inputs_that_are_not_declarations_files(tmp_path: Path, setup, argument:
     assert result.returncode == 2
     assert result.stderr.splitlines()[0] == message
     assert result.stderr.splitlines()[1] == (
-        "  hint: diff compares two RegistrationDeclarations.h files, torch installations, or `installed` (the current torch)"
+        "  hint: diff compares two RegistrationDeclarations.h files, torch installations, or `installed` "
+        "(the current torch)"
     )
     assert "Traceback" not in result.stderr
 
@@ -207,7 +241,8 @@ def test_markdown_report_of_a_synthetic_worst_case_still_fits(tmp_path: Path) ->
 
     # A backend listing 1,200 of the vanished ops: even its own table is cut at a line, and says so.
     (tmp_path / "big.yaml").write_text(
-        "backend: PrivateUse1\ncpp_namespace: big\nfallback:\n  explicit:\n" + "".join(f"    - {n}\n" for n in names[:1200])
+        "backend: PrivateUse1\ncpp_namespace: big\nfallback:\n  explicit:\n"
+        + "".join(f"    - {n}\n" for n in names[:1200])
     )
     report = run_cli_process(["diff", str(old), str(new), "--yaml", "big.yaml", "--format", "markdown"], tmp_path)
     assert report.returncode == 0, report.stderr

@@ -9,12 +9,12 @@ import email.parser
 import importlib.util
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+import tomllib
 import yaml
 from packaging.requirements import Requirement
 from scaffold_testing import REPO, run_cli_process, tree

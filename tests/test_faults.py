@@ -319,7 +319,8 @@ def test_two_concurrent_runs_never_mix_their_trees(tmp_path: Path) -> None:
 
     def run(root: Path, name: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-m", "scaffold_backend.commands.cli", "generate", "--yaml", f"{name}.yaml", "--out", "generated"],
+            [sys.executable, "-m", "scaffold_backend.commands.cli", "generate", "--yaml", f"{name}.yaml",
+             "--out", "generated"],
             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
 

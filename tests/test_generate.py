@@ -106,7 +106,12 @@ def test_adding_an_op_creates_one_stub_and_keeps_the_others(tmp_path: Path, cli_
     root = project(tmp_path)
     assert generate(cli_run, root).exit_code == 0
     edited = root / "kernels" / "abs.cpp"
-    edited.write_text(edited.read_text().replace('TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::abs has', '// mine\n  TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::abs has'))
+    edited.write_text(
+        edited.read_text().replace(
+            'TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::abs has',
+            '// mine\n  TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::abs has',
+        )
+    )
     before_kernels = tree(root / "kernels")
     before_generated = tree(root / "generated")
     (root / "backend.yaml").write_text(SMALL_YAML.read_text().replace("  - abs\n", "  - abs\n  - mm\n"))
@@ -137,7 +142,10 @@ def test_the_runtimes_own_device_guard_replaces_c10s(tmp_path: Path, cli_run: Cl
     assert shards
     for name in shards:
         before, after = plain[name].decode(), own[name].decode()
-        guards = before.count("const c10::OptionalDeviceGuard device_guard(") + before.count("const c10::DeviceGuard device_guard(")
+        guards = (
+            before.count("const c10::OptionalDeviceGuard device_guard(")
+            + before.count("const c10::DeviceGuard device_guard(")
+        )
         assert guards > 0
         assert after.count("const tiny::Guard device_guard(") == guards
         assert "c10::OptionalDeviceGuard" not in after and "const c10::DeviceGuard" not in after
@@ -151,7 +159,9 @@ def test_hand_edited_generated_file_is_not_overwritten(tmp_path: Path, cli_run: 
     assert generate(cli_run, root).exit_code == 0
     fallback = root / "generated" / "PrivateUse1Fallback.cpp"
     fallback.write_text(fallback.read_text() + "// my tweak\n")
-    (root / "backend.yaml").write_text(SMALL_YAML.read_text().replace("explicit: [neg.out]", "explicit: [neg.out, neg]"))
+    (root / "backend.yaml").write_text(
+        SMALL_YAML.read_text().replace("explicit: [neg.out]", "explicit: [neg.out, neg]")
+    )
     process = run_cli_process(ARGS, root)
     assert process.returncode == 2
     assert process.stderr == (
@@ -194,8 +204,11 @@ def test_files_no_longer_produced_are_deleted_but_stubs_are_kept(tmp_path: Path,
 
 def test_plain_generate_uses_pyproject_settings(tmp_path: Path, cli_run: CliRun) -> None:
     root = project(tmp_path)
-    write(root / "pyproject.toml", '[tool.scaffold-backend]\nyaml = "backend.yaml"\nout = "gen"\nkernels = "src/kernels"\n'
-          'declarations = "RegistrationDeclarations.h"\n')
+    write(
+        root / "pyproject.toml",
+        '[tool.scaffold-backend]\nyaml = "backend.yaml"\nout = "gen"\nkernels = "src/kernels"\n'
+        'declarations = "RegistrationDeclarations.h"\n',
+    )
     (root / "sub").mkdir()
     result = cli_run(["generate"], root / "sub")
     assert result.exit_code == 0, result.output

@@ -119,28 +119,51 @@ def assert_refused(result: tuple[int, str, str], where: str, code: int = 2) -> N
 # (id, argv, the `where` of the error line). Paths are relative to the project.
 GENERATE_CASES = [
     ("yaml-directory", ["generate", "--yaml", "adir", "--declarations", "decls.h", "--out", "generated"], "adir"),
-    ("declarations-directory", ["generate", "--yaml", "backend.yaml", "--declarations", "adir", "--out", "generated"],
-     "adir"),
+    (
+        "declarations-directory",
+        ["generate", "--yaml", "backend.yaml", "--declarations", "adir", "--out", "generated"],
+        "adir",
+    ),
     ("out-is-a-file", ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "afile"], "afile"),
     ("kernels-is-a-file", [*GENERATE, "--kernels", "afile"], "afile"),
-    ("out-below-a-file", ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "afile/x"],
-     "afile/x"),
-    ("out-name-too-long", ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", f"g/{LONG}"],
-     f"g/{LONG}"),
+    (
+        "out-below-a-file",
+        ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "afile/x"],
+        "afile/x",
+    ),
+    (
+        "out-name-too-long",
+        ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", f"g/{LONG}"],
+        f"g/{LONG}",
+    ),
     ("kernels-name-too-long", [*GENERATE, "--kernels", LONG], LONG),
-    ("yaml-name-too-long", ["generate", "--yaml", f"{LONG}.yaml", "--declarations", "decls.h", "--out", "g"],
-     f"{LONG}.yaml"),
-    ("path-too-long", ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "/".join(["d"] * 2100)],
-     "/".join(["d"] * 2100)),
+    (
+        "yaml-name-too-long",
+        ["generate", "--yaml", f"{LONG}.yaml", "--declarations", "decls.h", "--out", "g"],
+        f"{LONG}.yaml",
+    ),
+    (
+        "path-too-long",
+        ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "/".join(["d"] * 2100)],
+        "/".join(["d"] * 2100),
+    ),
     ("out-empty", ["generate", "--yaml", "backend.yaml", "--out", ""], "--out"),
     ("out-newline", ["generate", "--yaml", "backend.yaml", "--declarations", "decls.h", "--out", "a\nb"], "a\\nb"),
     ("yaml-missing", ["generate", "--yaml", "nope.yaml", "--declarations", "decls.h", "--out", "g"], "nope.yaml"),
     ("yaml-fifo", ["generate", "--yaml", "fifo", "--declarations", "decls.h", "--out", "g"], "fifo"),
     ("yaml-symlink-loop", ["generate", "--yaml", "loop", "--declarations", "decls.h", "--out", "g"], "loop"),
     ("yaml-endless", ["generate", "--yaml", "/dev/zero", "--declarations", "decls.h", "--out", "g"], "../"),
-    ("yaml-not-utf8", ["generate", "--yaml", "latin1.yaml", "--declarations", "decls.h", "--out", "g"], "latin1.yaml:1"),
+    (
+        "yaml-not-utf8",
+        ["generate", "--yaml", "latin1.yaml", "--declarations", "decls.h", "--out", "g"],
+        "latin1.yaml:1",
+    ),
     ("yaml-alias-bomb", ["generate", "--yaml", "bomb.yaml", "--declarations", "decls.h", "--out", "g"], "bomb.yaml:"),
-    ("yaml-alias-cycle", ["generate", "--yaml", "cycle.yaml", "--declarations", "decls.h", "--out", "g"], "cycle.yaml:3"),
+    (
+        "yaml-alias-cycle",
+        ["generate", "--yaml", "cycle.yaml", "--declarations", "decls.h", "--out", "g"],
+        "cycle.yaml:3",
+    ),
     ("declarations-fifo", ["generate", "--yaml", "backend.yaml", "--declarations", "fifo", "--out", "g"], "fifo"),
     ("unknown-option", ["generate", "-x"], "-x"),
     ("option-without-value", ["generate", "--out"], "--out"),
@@ -234,7 +257,9 @@ TREE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("mutate", "where"), [pytest.param(mutate, where, id=name) for name, mutate, where in TREE_CASES])
+@pytest.mark.parametrize(
+    ("mutate", "where"), [pytest.param(mutate, where, id=name) for name, mutate, where in TREE_CASES]
+)
 def test_a_broken_tree_gets_one_located_line_and_changes_nothing(
     tmp_path: Path, mutate: Callable[[Path], None], where: str
 ) -> None:
@@ -268,7 +293,9 @@ def test_aliases_within_the_bound_are_read_as_written(tmp_path: Path) -> None:
     """Anchors and aliases stay usable (torchgen's loader takes them): one list named twice."""
     root = project(tmp_path / "project")
     write(root / "aliases.yaml", "backend: PrivateUse1\ncpp_namespace: tiny\nsupported: &ops [view]\nsymint: *ops\n")
-    code, stdout, stderr = run_main(root, ["generate", "--yaml", "aliases.yaml", "--declarations", "decls.h", "--out", "g"])
+    code, stdout, stderr = run_main(
+        root, ["generate", "--yaml", "aliases.yaml", "--declarations", "decls.h", "--out", "g"]
+    )
     assert code == 0, stderr
     assert "1 kernel(s)" in stdout
     assert MAX_NODES >= 10_000  # far above any real backend YAML
@@ -297,7 +324,9 @@ PATH_VALUES = st.one_of(
                      "cycle.yaml", "latin1.yaml", LONG, f"{LONG}/x", "", " ", "a\tb", "..", "/"]),
     st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40),
 )
-PROPERTY_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+PROPERTY_SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @pytest.fixture(scope="module")
@@ -329,14 +358,18 @@ def _unchanged_unless_it_succeeds(root: Path, argv: list[str], check: Callable[[
 def test_generate_takes_any_path_without_a_traceback(shared_project: Path, option: str, value: str) -> None:
     argv = {"--yaml": "backend.yaml", "--declarations": "decls.h", "--out": "out_of_property"}
     argv[option] = value
-    _unchanged_unless_it_succeeds(shared_project, ["generate", *[item for pair in argv.items() for item in pair]], assert_clean)
+    _unchanged_unless_it_succeeds(
+        shared_project, ["generate", *[item for pair in argv.items() for item in pair]], assert_clean
+    )
 
 
 @PROPERTY_SETTINGS
 @given(value=PATH_VALUES, status=st.text(max_size=20))
 def test_ops_takes_any_yaml_and_status_without_a_traceback(shared_project: Path, value: str, status: str) -> None:
     _unchanged_unless_it_succeeds(shared_project, ["ops", "--yaml", value, "--declarations", "decls.h"], assert_clean)
-    _unchanged_unless_it_succeeds(shared_project, ["ops", "--status", status, "--declarations", "decls.h"], assert_clean)
+    _unchanged_unless_it_succeeds(
+        shared_project, ["ops", "--status", status, "--declarations", "decls.h"], assert_clean
+    )
 
 
 @PROPERTY_SETTINGS
@@ -345,7 +378,9 @@ def test_diff_takes_any_headers_and_format_without_a_traceback(
     shared_project: Path, old: str, new: str, output_format: str
 ) -> None:
     _unchanged_unless_it_succeeds(shared_project, ["diff", old, new], assert_clean)
-    _unchanged_unless_it_succeeds(shared_project, ["diff", "decls.h", "decls.h", "--format", output_format], assert_clean)
+    _unchanged_unless_it_succeeds(
+        shared_project, ["diff", "decls.h", "decls.h", "--format", output_format], assert_clean
+    )
 
 
 WORDS = ["generate", "ops", "diff", "--yaml", "--out", "--kernels", "--declarations", "--check", "--dry-run",

@@ -11,9 +11,9 @@ import venv
 from pathlib import Path
 
 import pytest
+import yaml
 from scaffold_testing import INSTALLED_TORCH, REPO, run_cli_process, tree
 
-import yaml
 from scaffold_backend.commands.init.core_ops import CORE_OPS
 from scaffold_backend.commands.init.examples import render_example_files
 from scaffold_backend.commands.init.names import check_device_name
@@ -35,9 +35,20 @@ def init(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("Foo", "error: NAME: device name 'Foo' is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
-        ("2fast", "error: NAME: device name '2fast' is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
-        ("my-npu", "error: NAME: device name 'my-npu' is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)"),
+        (
+            "Foo",
+            "error: NAME: device name 'Foo' is not a lowercase identifier (a-z, 0-9 and _, not starting with a digit)",
+        ),
+        (
+            "2fast",
+            "error: NAME: device name '2fast' is not a lowercase identifier "
+            "(a-z, 0-9 and _, not starting with a digit)",
+        ),
+        (
+            "my-npu",
+            "error: NAME: device name 'my-npu' is not a lowercase identifier "
+            "(a-z, 0-9 and _, not starting with a digit)",
+        ),
         ("template", "error: NAME: device name 'template' is a C++ keyword"),
         ("import", "error: NAME: device name 'import' is a Python keyword"),
         ("cuda", "error: NAME: device name 'cuda' is a device name PyTorch already uses"),
@@ -45,7 +56,10 @@ def init(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         ("xla", "error: NAME: device name 'xla' is a device name PyTorch already uses"),
         ("nn", "error: NAME: device name 'nn' is already used by PyTorch (torch.nn exists)"),
         ("leaf", "error: NAME: device name 'leaf' is already used by PyTorch (torch.Tensor.is_leaf exists)"),
-        ("eval", "error: NAME: device name 'eval' is already used by PyTorch (torch.nn.modules.module.Module.eval exists)"),
+        (
+            "eval",
+            "error: NAME: device name 'eval' is already used by PyTorch (torch.nn.modules.module.Module.eval exists)",
+        ),
     ],
 )
 def test_invalid_names(tmp_path: Path, name: str, message: str) -> None:
@@ -146,14 +160,17 @@ def test_unwritable_target(tmp_path: Path, directory: str, message: str) -> None
 def test_target_that_is_a_file(tmp_path: Path) -> None:
     (tmp_path / "bar").write_text("")
     result = init(tmp_path, "bar")
-    assert result.returncode == 2 and result.stderr.strip() == f"error: {tmp_path / 'bar'}: exists and is not a directory"
+    assert (
+        result.returncode == 2 and result.stderr.strip() == f"error: {tmp_path / 'bar'}: exists and is not a directory"
+    )
 
 
 def test_unknown_op_and_bad_from_yaml(tmp_path: Path) -> None:
     result = init(tmp_path, "bar", "--ops", "ad.Tensor")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        f"error: --ops: unknown operator 'ad.Tensor': torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH}) has no such operator",
+        "error: --ops: unknown operator 'ad.Tensor': torch/include/ATen/RegistrationDeclarations.h "
+        f"(torch {INSTALLED_TORCH}) has no such operator",
         "  hint: did you mean 'add.Tensor', 'add_.Tensor', 'div.Tensor'?",
     ]
     (tmp_path / "mine.yaml").write_text("backend: PrivateUse1\ncpp_namespace: mine\nsuported: [abs.out]\n")
@@ -187,7 +204,7 @@ def test_dry_run_creates_nothing(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     listed = [line.split()[-1] for line in result.stdout.splitlines()]
     assert "bar/pyproject.toml" in listed and "bar/generated/scaffold_manifest.json" in listed
-    assert all(line.startswith("would create") for line in (l.strip() for l in result.stdout.splitlines()))
+    assert all(line.strip().startswith("would create") for line in result.stdout.splitlines())
     assert os.listdir(tmp_path) == []
 
 
@@ -219,11 +236,17 @@ def test_new_project_shape(tmp_path: Path) -> None:
     assert config["device"] == "bar" and config["cpp_namespace"] == "bar"
     assert config["supported"] == [*CORE_OPS, "abs.out"]
     # Core kernels forward to the runtime; the extra op is a stub that raises.
-    assert b"return scaffold::runtime::empty(size, dtype, layout, device, pin_memory, memory_format);" in files["kernels/empty.cpp"]
+    assert (
+        b"return scaffold::runtime::empty(size, dtype, layout, device, pin_memory, memory_format);"
+        in files["kernels/empty.cpp"]
+    )
     assert b'TORCH_CHECK_NOT_IMPLEMENTED(false, "bar: aten::abs.out has no kernel yet' in files["kernels/abs.cpp"]
     # The example custom op: declared in the YAML, its files filled in (not stubs), documented.
     assert config["custom_ops"][0] == {"schema": "mymuladd(Tensor a, Tensor b, float c) -> Tensor", "autograd": True}
-    assert b"at::Tensor mymuladd_bar(const at::Tensor & a, const at::Tensor & b, double c) {" in files["kernels/custom_ops/mymuladd.cpp"]
+    assert (
+        b"at::Tensor mymuladd_bar(const at::Tensor & a, const at::Tensor & b, double c) {"
+        in files["kernels/custom_ops/mymuladd.cpp"]
+    )
     assert b"TORCH_CHECK_NOT_IMPLEMENTED" not in files["kernels/custom_ops/mymuladd.cpp"]
     assert b"return grad_a, grad_b, None" in files["kernels/custom_ops/mymuladd.py"]
     assert b"TORCH_LIBRARY(bar, m)" in files["generated/CustomOpDefinitions.cpp"]
@@ -237,7 +260,10 @@ def test_new_project_shape(tmp_path: Path) -> None:
         assert b"NotImplemented" not in files[f"kernels/{name}"], name
     assert b"void for_each_add__bar(const c10::intrusive_ptr<bar::TensorQueue> & tq, const at::Tensor & inc) {" \
         in files["kernels/custom_ops/for_each_add_.cpp"]
-    assert b'@torch._library.register_fake_class(f"{DEVICE_NAME}::TensorQueue")' in files["kernels/custom_classes/tensor_queue.py"]
+    assert (
+        b'@torch._library.register_fake_class(f"{DEVICE_NAME}::TensorQueue")'
+        in files["kernels/custom_classes/tensor_queue.py"]
+    )
     assert b"def test_custom_class_under_compile_and_export" in files["tests/test_bar.py"]
     # Generated sources are current, and plain `scaffold-backend generate` works in the project.
     check = run_cli_process(["generate", "--check"], project)
@@ -245,7 +271,10 @@ def test_new_project_shape(tmp_path: Path) -> None:
     # README's first lines are the set-up and test commands.
     readme = files["README.md"].decode().splitlines()
     assert readme[2] == "```bash"
-    assert readme[3].startswith(f"pip install torch=={INSTALLED_TORCH} ") and "pip install --no-build-isolation '.[test]'" in readme[3]
+    assert (
+        readme[3].startswith(f"pip install torch=={INSTALLED_TORCH} ")
+        and "pip install --no-build-isolation '.[test]'" in readme[3]
+    )
     assert readme[4] == "python -m pytest tests -q"
     assert {".github/workflows/bar.yml", ".github/workflows/bar-torch-upgrade.yml", "tests/test_bar.py",
             "python/_torch_bar_autoload.py", "python/torch_bar/__init__.py", ".gitignore"} <= set(files)
@@ -260,16 +289,26 @@ def test_new_project_shape(tmp_path: Path) -> None:
 
 def test_from_yaml_keeps_the_users_file_but_takes_the_projects_name() -> None:
     names = ProjectNames("bar")
-    text = "# my backend\nbackend: PrivateUse1\ncpp_namespace: foo   # trailing comment\ndevice: foo\nsupported:\n  - abs.out  # first\n  - mm.out\n"
+    text = (
+        "# my backend\nbackend: PrivateUse1\ncpp_namespace: foo   # trailing comment\ndevice: foo\nsupported:\n"
+        "  - abs.out  # first\n  - mm.out\n"
+    )
     adapted = adapt_backend_yaml(text, "mine.yaml", names, ["neg.out"])
     assert adapted == (
         "# my backend\nbackend: PrivateUse1\ncpp_namespace: bar   # trailing comment\ndevice: bar\nsupported:\n"
         "  - abs.out  # first\n  - mm.out\n  - neg.out\n"
     )
-    flow = adapt_backend_yaml("backend: PrivateUse1\ncpp_namespace: x\nsupported: [abs.out]\n", "m.yaml", names, ["mm.out"])
+    flow = adapt_backend_yaml(
+        "backend: PrivateUse1\ncpp_namespace: x\nsupported: [abs.out]\n", "m.yaml", names, ["mm.out"]
+    )
     assert flow == "backend: PrivateUse1\ncpp_namespace: bar\ndevice: bar\nsupported: [abs.out, mm.out]\n"
     empty = adapt_backend_yaml("backend: PrivateUse1\ncpp_namespace: x\nsupported:\n", "m.yaml", names, ["mm.out"])
-    assert yaml.safe_load(empty) == {"backend": "PrivateUse1", "cpp_namespace": "bar", "device": "bar", "supported": ["mm.out"]}
+    assert yaml.safe_load(empty) == {
+        "backend": "PrivateUse1",
+        "cpp_namespace": "bar",
+        "device": "bar",
+        "supported": ["mm.out"],
+    }
     none = adapt_backend_yaml("backend: PrivateUse1\ncpp_namespace: x", "m.yaml", names, ["mm.out"])
     assert yaml.safe_load(none)["supported"] == ["mm.out"]
 
@@ -408,8 +447,12 @@ def test_two_projects_install_side_by_side(tmp_path: Path) -> None:
         built = run(f"{python} -m pip install --no-build-isolation .", tmp_path / name, python)
         assert built.returncode == 0, built.stderr[-4000:]
     for name in ("bar", "baz"):
-        alone = run(f"{python} -c \"import torch, torch_{name}; print((torch.ones(2).to('{name}') * 3).cpu().tolist())\"",
-                    tmp_path, python, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+        alone = run(
+            f"{python} -c \"import torch, torch_{name}; print((torch.ones(2).to('{name}') * 3).cpu().tolist())\"",
+            tmp_path,
+            python,
+            TORCH_DEVICE_BACKEND_AUTOLOAD="0",
+        )
         assert alone.returncode == 0, alone.stderr
         assert alone.stdout.strip() == "[3.0, 3.0]"
     both = run(f"{python} -c \"import torch_bar, torch_baz\"", tmp_path, python, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
@@ -420,13 +463,18 @@ def test_two_projects_install_side_by_side(tmp_path: Path) -> None:
         "one of 'bar' and 'baz', or set TORCH_DEVICE_BACKEND_AUTOLOAD=0 and import the one you want."
     )
     # With autoload on, `import torch` still works: the first backend loads, the other warns.
-    autoloaded = run(f"{python} -W always -c \"import torch; print(torch._C._get_privateuse1_backend_name())\"", tmp_path, python)
+    autoloaded = run(
+        f'{python} -W always -c "import torch; print(torch._C._get_privateuse1_backend_name())"', tmp_path, python
+    )
     assert autoloaded.returncode == 0, autoloaded.stderr
     loaded = autoloaded.stdout.strip()
     other = {"bar": "baz", "baz": "bar"}[loaded]
     assert f"RuntimeWarning: torch_{other} was not loaded: Cannot load backend '{other}'" in autoloaded.stderr
-    namespaces = run(f"{python} -c \"import torch, torch_{loaded}; print(hasattr(torch.ops.{loaded}, '_fallback_counts'))\"",
-                     tmp_path, python)
+    namespaces = run(
+        f"{python} -c \"import torch, torch_{loaded}; print(hasattr(torch.ops.{loaded}, '_fallback_counts'))\"",
+        tmp_path,
+        python,
+    )
     assert namespaces.stdout.strip() == "True"
 
 
@@ -447,7 +495,10 @@ def test_ci_workflows_cover_the_supported_range_with_the_default_wheel() -> None
     install = steps["Install torch, build tools and the generator"]["run"]
     assert install.startswith('pip install "torch==${{ matrix.torch }}" ')
     assert "download.pytorch.org" not in install and "--index-url" not in install  # the default wheel
-    assert "scaffold-backend generate --check" in steps["Check generated/ is current, or regenerate it for this leg's torch"]["run"]
+    assert (
+        "scaffold-backend generate --check"
+        in steps["Check generated/ is current, or regenerate it for this leg's torch"]["run"]
+    )
     assert steps["Build"]["run"] == "pip install --no-build-isolation '.[test]'"  # with pytest, expecttest
     upgrade = yaml.safe_load(files[".github/workflows/bar-torch-upgrade.yml"])
     assert requirement in upgrade[True]["workflow_dispatch"]["inputs"]["torch_version"]["description"]

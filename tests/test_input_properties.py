@@ -13,9 +13,9 @@ from scaffold_testing import TESTS
 
 from scaffold_backend.errors import ScaffoldError
 from scaffold_backend.model.manifest import Manifest
-from scaffold_backend.parse.manifest import parse_manifest
 from scaffold_backend.parse.backend_yaml import parse_backend_yaml
 from scaffold_backend.parse.declarations import parse_declarations
+from scaffold_backend.parse.manifest import parse_manifest
 
 SUBSET_HEADER_LINES = (TESTS / "data" / "declarations_2.13_subset.h").read_text().splitlines()
 SMALL_YAML_LINES = (TESTS / "data" / "small_backend.yaml").read_text().splitlines()

@@ -27,7 +27,9 @@ at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out) {
 
 
 def in_namespace(body: str, namespace: str = "tiny") -> str:
-    return f'#include "native/abs.h"\n\nnamespace {namespace} {{\n{ABS_OUT_DEFINED}{body}\n}}  // namespace {namespace}\n'
+    return (
+        f'#include "native/abs.h"\n\nnamespace {namespace} {{\n{ABS_OUT_DEFINED}{body}\n}}  // namespace {namespace}\n'
+    )
 
 
 def defined(text: str) -> set[Signature]:
@@ -35,10 +37,10 @@ def defined(text: str) -> set[Signature]:
 
 
 def test_the_signature_of_a_generated_definition_line() -> None:
-    assert ABS_OUT == Signature(
+    assert Signature(
         ("tiny", "abs_out"),
         (("const", "at", "::", "Tensor", "&"), ("at", "::", "Tensor", "&")),
-    )
+    ) == ABS_OUT
     scoped = kernel_signature("a::b", "::std::tuple<at::Tensor,at::Tensor> Impl::f(int64_t dim, bool keepdim)")
     assert scoped == Signature(("a", "b", "Impl", "f"), (("int64_t",), ("bool",)))
 

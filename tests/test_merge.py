@@ -105,10 +105,17 @@ def test_new_op_the_user_already_wrote_is_not_added_twice(tmp_path: Path) -> Non
 def test_reformatted_signature_conflicts_with_markers_and_exit_1(tmp_path: Path) -> None:
     root = setup(tmp_path)
     stub = root / "kernels" / "view.cpp"
-    text = stub.read_text().replace(
-        "at::Tensor view(const at::Tensor & self, at::IntArrayRef size) {",
-        "at::Tensor view(const at::Tensor& self,\n                at::IntArrayRef size) {",
-    ).replace('  TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::view has', '  return self.alias();\n  TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::view has')
+    text = (
+        stub.read_text()
+        .replace(
+            "at::Tensor view(const at::Tensor & self, at::IntArrayRef size) {",
+            "at::Tensor view(const at::Tensor& self,\n                at::IntArrayRef size) {",
+        )
+        .replace(
+            '  TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::view has',
+            '  return self.alias();\n  TORCH_CHECK_NOT_IMPLEMENTED(false, "tiny: aten::view has',
+        )
+    )
     stub.write_text(text)
     code, out, err = regenerate(root, YAML + "symint:\n  - view\n")
     assert code == 1
@@ -122,7 +129,11 @@ def test_reformatted_signature_conflicts_with_markers_and_exit_1(tmp_path: Path)
     assert check.stderr.startswith("error: kernel file(s) with unresolved merge conflicts: kernels/view.cpp")
     again = run_cli_process(ARGS, root)
     assert again.returncode == 1 and stub.read_text() == merged
-    resolved = merged.split("<<<<<<< yours\n")[0] + merged.split("=======\n")[1].split(">>>>>>> scaffold-backend\n")[0] + merged.split(">>>>>>> scaffold-backend\n")[1]
+    resolved = (
+        merged.split("<<<<<<< yours\n")[0]
+        + merged.split("=======\n")[1].split(">>>>>>> scaffold-backend\n")[0]
+        + merged.split(">>>>>>> scaffold-backend\n")[1]
+    )
     stub.write_text(resolved)
     assert run_cli_process([*ARGS, "--check"], root).returncode == 0
 

@@ -19,9 +19,8 @@ from scaffold_testing import TESTS, run_cli_process, tree, write
 
 from scaffold_backend.commands.cli import cli
 from scaffold_backend.errors import OutputError
-from scaffold_backend.model.outputs import Layout
+from scaffold_backend.model.outputs import JOURNAL_NAME, Layout
 from scaffold_backend.parse.installed_torch import find_installed_torch
-from scaffold_backend.model.outputs import JOURNAL_NAME
 from scaffold_backend.write.lock import output_lock
 
 DATA = TESTS / "data"
@@ -133,7 +132,8 @@ def crafted_journal(root: Path) -> None:
 
 
 def deep_yaml(root: Path) -> None:
-    (root / "backend.yaml").write_text("backend: PrivateUse1\ncpp_namespace: a\nsupported: " + "[" * 5000 + "]" * 5000 + "\n")
+    nested = "[" * 5000 + "]" * 5000
+    (root / "backend.yaml").write_text("backend: PrivateUse1\ncpp_namespace: a\nsupported: " + nested + "\n")
 
 
 def output_below_file(root: Path) -> None:
@@ -156,50 +156,76 @@ FRESH = False
 CORPUS = [
     # 1. The manifest is an input: schema, version, paths confined (with and without --force).
     ("manifest-parent-path", GENERATED, add_file_entry("../../victim/victim.txt"), [],
-     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry '../../victim/victim.txt' is not inside the output directory"),
+     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry '../../victim/victim.txt' is "
+     "not inside the output directory"),
     ("manifest-parent-path-force", GENERATED, add_file_entry("../../victim/victim.txt"), ["--force"],
-     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry '../../victim/victim.txt' is not inside the output directory"),
-    ("manifest-absolute-path", GENERATED, lambda root: add_file_entry(str(root.parent / "victim" / "victim.txt"))(root), ["--force"],
+     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry '../../victim/victim.txt' is "
+     "not inside the output directory"),
+    ("manifest-absolute-path", GENERATED,
+     lambda root: add_file_entry(str(root.parent / "victim" / "victim.txt"))(root), ["--force"],
      "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\": '"),
     ("manifest-dotdot-inside", GENERATED, add_file_entry("native/../../../victim/victim.txt"), [],
-     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\": 'native/../../../victim/victim.txt' is not a plain relative path"),
+     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\": "
+     "'native/../../../victim/victim.txt' is not a plain relative path"),
     ("manifest-kernel-outside", GENERATED, add_kernel_entry("../../victim/victim.txt"), ["--force"],
-     "error: generated/scaffold_manifest.json: the manifest is not valid: \"kernel_files\" entry '../../victim/victim.txt' is not inside the kernel directory"),
+     "error: generated/scaffold_manifest.json: the manifest is not valid: \"kernel_files\" entry "
+     "'../../victim/victim.txt' is not inside the kernel directory"),
     ("manifest-symlink-escape", GENERATED,
-     lambda root: (add_file_entry("escape/victim.txt")(root), (root / "generated" / "escape").symlink_to(root.parent / "victim")),
+     lambda root: (
+         add_file_entry("escape/victim.txt")(root),
+         (root / "generated" / "escape").symlink_to(root.parent / "victim"),
+     ),
      ["--force"],
-     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry 'escape/victim.txt' is not inside the output directory"),
+     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry 'escape/victim.txt' is not "
+     "inside the output directory"),
     ("manifest-format", GENERATED, lambda root: edit_manifest(root, lambda d: d.__setitem__("format", 99)), [],
      "error: generated/scaffold_manifest.json: the manifest is not valid: format 99 is not 1"),
-    ("manifest-bad-digest", GENERATED, lambda root: edit_manifest(root, lambda d: d["files"].__setitem__("sources.cmake", 7)), [],
-     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry 'sources.cmake' must be a sha256 digest"),
+    ("manifest-bad-digest", GENERATED,
+     lambda root: edit_manifest(root, lambda d: d["files"].__setitem__("sources.cmake", 7)), [],
+     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry 'sources.cmake' must be a "
+     "sha256 digest"),
     ("manifest-not-json", GENERATED, lambda root: (root / MANIFEST).write_text("{\n  nope\n"), [],
      "error: generated/scaffold_manifest.json:2: the manifest is not valid: invalid JSON"),
-    ("manifest-not-utf8", GENERATED, lambda root: (root / MANIFEST).write_bytes((root / MANIFEST).read_bytes().replace(b'"files"', b'"fi\xffles"')), [],
+    ("manifest-not-utf8", GENERATED,
+     lambda root: (root / MANIFEST).write_bytes((root / MANIFEST).read_bytes().replace(b'"files"', b'"fi\xffles"')), [],
      "error: generated/scaffold_manifest.json:…: the manifest is not valid: it is not UTF-8 text"),
-    ("manifest-symlink-to-endless", GENERATED, lambda root: ((root / MANIFEST).unlink(), (root / MANIFEST).symlink_to("/dev/zero")), [],
+    ("manifest-symlink-to-endless", GENERATED,
+     lambda root: ((root / MANIFEST).unlink(), (root / MANIFEST).symlink_to("/dev/zero")), [],
      "error: generated/scaffold_manifest.json: the manifest lies outside the output and kernel directories"),
     ("journal-outside", GENERATED, crafted_journal, [],
-     "error: ../victim/victim.txt: a file named by the transaction journal lies outside the output and kernel directories"),
+     "error: ../victim/victim.txt: a file named by the transaction journal lies outside the output and kernel "
+     "directories"),
     # 4. Tracebacks turned into one located line.
-    ("yaml-hex-int", FRESH, yaml_edit("shards: 2", "shards: 0x10"), [], "error: backend.yaml:7: 'shards' must be a decimal integer"),
-    ("yaml-sexagesimal-int", FRESH, yaml_edit("shards: 2", "shards: 1:30"), [], "error: backend.yaml:7: 'shards' must be a decimal integer"),
+    ("yaml-hex-int", FRESH, yaml_edit("shards: 2", "shards: 0x10"), [],
+     "error: backend.yaml:7: 'shards' must be a decimal integer"),
+    ("yaml-sexagesimal-int", FRESH, yaml_edit("shards: 2", "shards: 1:30"), [],
+     "error: backend.yaml:7: 'shards' must be a decimal integer"),
     ("yaml-control-char", FRESH, yaml_edit("cpp_namespace: tiny", "cpp_namespace: ti\x01ny"), [],
      "error: backend.yaml:4: invalid YAML: the character U+0001 is not allowed"),
     ("yaml-deep-nesting", FRESH, deep_yaml, [], "error: backend.yaml: invalid YAML: nested too deeply"),
     ("out-below-file", FRESH, output_below_file, ["--out", "afile/generated"],
      "error: afile/generated: --out cannot be created: afile is a file, not a directory"),
-    ("declaration-flag-not-string", FRESH, header_edit('"dispatch": "True", "default": "False"}', '"dispatch": true, "default": "False"}'), [],
-     "error: RegistrationDeclarations.h:6: malformed declaration metadata: \"dispatch\" must be \"True\" or \"False\", got true"),
-    ("declaration-flag-list", FRESH, header_edit('"dispatch": "True", "default": "False"}', '"dispatch": ["True"], "default": "False"}'), [],
-     "error: RegistrationDeclarations.h:6: malformed declaration metadata: \"dispatch\" must be \"True\" or \"False\", got [\"True\"]"),
-    ("schema-torchgen-rejects", FRESH, header_edit("aten::abs.out(Tensor self, *, Tensor(a!) out)", "aten::abs.out(Tensor self, *, Wibble(a!) out)"), [],
-     "error: backend.yaml:9: the schema of 'abs.out' cannot be parsed by the installed torchgen: unrecognized type Wibble(a!)"),
-    ("schema-duplicate-argument", FRESH, header_edit("aten::abs.out(Tensor self, *, Tensor(a!) out)", "aten::abs.out(Tensor self, *, Tensor(a!) self)"), [],
-     "error: backend.yaml:9: the schema of 'abs.out' cannot be parsed by the installed torchgen: the argument name 'self' appears twice"),
+    ("declaration-flag-not-string", FRESH,
+     header_edit('"dispatch": "True", "default": "False"}', '"dispatch": true, "default": "False"}'), [],
+     "error: RegistrationDeclarations.h:6: malformed declaration metadata: \"dispatch\" must be \"True\" or \"False\", "
+     "got true"),
+    ("declaration-flag-list", FRESH,
+     header_edit('"dispatch": "True", "default": "False"}', '"dispatch": ["True"], "default": "False"}'), [],
+     "error: RegistrationDeclarations.h:6: malformed declaration metadata: \"dispatch\" must be \"True\" or \"False\", "
+     "got [\"True\"]"),
+    ("schema-torchgen-rejects", FRESH,
+     header_edit("aten::abs.out(Tensor self, *, Tensor(a!) out)", "aten::abs.out(Tensor self, *, Wibble(a!) out)"), [],
+     "error: backend.yaml:9: the schema of 'abs.out' cannot be parsed by the installed torchgen: unrecognized type "
+     "Wibble(a!)"),
+    ("schema-duplicate-argument", FRESH,
+     header_edit("aten::abs.out(Tensor self, *, Tensor(a!) out)", "aten::abs.out(Tensor self, *, Tensor(a!) self)"),
+     [],
+     "error: backend.yaml:9: the schema of 'abs.out' cannot be parsed by the installed torchgen: the argument name "
+     "'self' appears twice"),
     ("declarations-endless", FRESH, no_setup, ["--declarations", "/dev/zero"],
      "error: …/dev/zero: declarations file is larger than 64 MiB; not a real input"),
-    ("declarations-not-utf8", FRESH, not_utf8_header, [], "error: RegistrationDeclarations.h:3: declarations file is not UTF-8 text (byte 0xff)"),
+    ("declarations-not-utf8", FRESH, not_utf8_header, [],
+     "error: RegistrationDeclarations.h:3: declarations file is not UTF-8 text (byte 0xff)"),
     # 6. Dangerous input.
     *[(f"backend-{key}", FRESH, yaml_edit("backend: PrivateUse1", f"backend: {key}"), [],
        f"error: backend.yaml:3: 'backend' {key} is a dispatch key PyTorch implements itself")
@@ -209,17 +235,21 @@ CORPUS = [
     ("out-root", FRESH, no_setup, ["--out", "/"], "error: /: --out is the filesystem root"),
     # A symlink leading out is found through the manifest's entries below it, or the output itself.
     ("native-symlinked-outside", GENERATED, symlink_native_outside, ["--force"],
-     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry 'native/…' is not inside the output directory"),
+     "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry 'native/…' is not inside the "
+     "output directory"),
     ("kernel-symlinked-outside", GENERATED, symlink_kernel_outside, ["--force"],
-     "error: generated/scaffold_manifest.json: the manifest is not valid: \"kernel_files\" entry '../kernels/abs.cpp' is not inside the kernel directory"),
+     "error: generated/scaffold_manifest.json: the manifest is not valid: \"kernel_files\" entry '../kernels/abs.cpp' "
+     "is not inside the kernel directory"),
     ("native-symlinked-outside-no-manifest", GENERATED,
      lambda root: (symlink_native_outside(root), (root / MANIFEST).unlink()), ["--force"],
      "error: generated/native/…: an output file lies outside the output and kernel directories"),
 ]
 
 
-@pytest.mark.parametrize(("setup", "from_generated", "extra", "expected"),
-                         [pytest.param(setup, gen, extra, expected, id=name) for name, gen, setup, extra, expected in CORPUS])
+@pytest.mark.parametrize(
+    ("setup", "from_generated", "extra", "expected"),
+    [pytest.param(setup, gen, extra, expected, id=name) for name, gen, setup, extra, expected in CORPUS],
+)
 def test_bad_input_is_refused_with_one_located_line_and_nothing_changes(  # type: ignore[no-untyped-def]
     tmp_path: Path, baseline: Path, setup, from_generated: bool, extra: list[str], expected: str
 ) -> None:
@@ -328,7 +358,8 @@ def test_a_reformatted_signature_is_not_reported_missing(tmp_path: Path, baselin
     root = workspace(tmp_path, baseline)
     abs_cpp = root / "kernels" / "abs.cpp"
     text = abs_cpp.read_text()
-    reformatted = (text.replace("at::Tensor abs(const at::Tensor & self) {", "at::Tensor\nabs(const at::Tensor& input)\n{")
+    reformatted = (text.replace("at::Tensor abs(const at::Tensor & self) {",
+                                "at::Tensor\nabs(const at::Tensor& input)\n{")
                    .replace("at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out) {",
                             "at::Tensor&\nabs_out(\n    const at::Tensor& self,\n    at::Tensor& out) {"))
     assert reformatted.count("\n") == text.count("\n") + 5
@@ -342,7 +373,8 @@ def test_a_reformatted_signature_is_not_reported_missing(tmp_path: Path, baselin
 def test_merge_keeps_crlf_bom_and_bytes_that_are_not_utf8(tmp_path: Path, baseline: Path) -> None:
     root = workspace(tmp_path, baseline)
     abs_cpp = root / "kernels" / "abs.cpp"
-    abs_cpp.write_bytes(b"\xef\xbb\xbf" + abs_cpp.read_bytes().replace(b"\n", b"\r\n").replace(b"// ", b"// caf\xe9 ", 1))
+    crlf_latin1 = abs_cpp.read_bytes().replace(b"\n", b"\r\n").replace(b"// ", b"// caf\xe9 ", 1)
+    abs_cpp.write_bytes(b"\xef\xbb\xbf" + crlf_latin1)
     tril = root / "kernels" / "tril.cpp"
     tril.write_bytes(tril.read_bytes() + b"// \xff latin-1 and needing no change\n")
     untouched = tril.read_bytes()
@@ -372,7 +404,11 @@ def test_stale_temporary_files_of_a_killed_run_are_removed(tmp_path: Path, basel
              root / "kernels" / ".abs.cpp.q1w2e3r4"]
     for path in stale:
         write(path, "half a file")
-    mine = [root / "generated" / ".abs.h.notours!", root / "kernels" / ".notes.txt.abcdefgh", root / "kernels" / ".abs.cpp.toolong99"]
+    mine = [
+        root / "generated" / ".abs.h.notours!",
+        root / "kernels" / ".notes.txt.abcdefgh",
+        root / "kernels" / ".abs.cpp.toolong99",
+    ]
     for path in mine:
         write(path, "the user's")
     assert invoke(root, ARGS)[0] == 0
@@ -416,10 +452,12 @@ def test_an_interrupted_commit_is_completed_by_the_next_run(tmp_path: Path, base
 def test_a_second_run_cannot_take_the_lock(tmp_path: Path) -> None:
     root = workspace(tmp_path, None)
     layout = Layout(root=root, out_dir=root / "generated", kernels_dir=root / "kernels")
-    with output_lock(layout):
-        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
-            with output_lock(layout, wait_seconds=0.2):
-                pass
+    with (
+        output_lock(layout),
+        pytest.raises(OutputError, match="another scaffold-backend run holds the lock"),
+        output_lock(layout, wait_seconds=0.2),
+    ):
+        pass
     with output_lock(layout, wait_seconds=0.2):
         pass
 
@@ -439,20 +477,26 @@ def test_the_lock_is_the_outputs_own(tmp_path: Path) -> None:
         with output_lock(layout("new/generated", "new/kernels"), wait_seconds=0):
             with output_lock(layout("existing_too", "other_kernels"), wait_seconds=0):
                 assert (root / "new" / "generated").is_dir() and (root / "new" / "kernels").is_dir()
-            with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
-                with output_lock(layout("new/generated", "elsewhere"), wait_seconds=0.1):
-                    pass
-        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock") as raised:
-            with output_lock(layout("third", "existing/kernels"), wait_seconds=0.1):
+            with (
+                pytest.raises(OutputError, match="another scaffold-backend run holds the lock"),
+                output_lock(layout("new/generated", "elsewhere"), wait_seconds=0.1),
+            ):
                 pass
+        with (
+            pytest.raises(OutputError, match="another scaffold-backend run holds the lock") as raised,
+            output_lock(layout("third", "existing/kernels"), wait_seconds=0.1),
+        ):
+            pass
         assert raised.value.location is not None and raised.value.location.path == "existing/kernels"
     assert sorted(path.relative_to(root).as_posix() for path in root.rglob("*")) == [
         "existing", "existing/generated"]
-    with output_lock(layout("read/generated", "read/kernels"), create=False):
-        # A run that only reads holds the lock on the output that a writing run would create.
-        with pytest.raises(OutputError, match="another scaffold-backend run holds the lock"):
-            with output_lock(layout("read/generated", "read/kernels"), wait_seconds=0):
-                pass
+    # A run that only reads holds the lock on the output that a writing run would create.
+    with (
+        output_lock(layout("read/generated", "read/kernels"), create=False),
+        pytest.raises(OutputError, match="another scaffold-backend run holds the lock"),
+        output_lock(layout("read/generated", "read/kernels"), wait_seconds=0),
+    ):
+        pass
     assert not (root / "read").exists()
 
 

@@ -8,7 +8,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scaffold_testing import INSTALLED_TORCH, TESTS, Toolchain, build_generated_tree, compile_all, python_without_autoload, run_cli_process, shared_header, tree
+from scaffold_testing import (
+    INSTALLED_TORCH,
+    TESTS,
+    Toolchain,
+    build_generated_tree,
+    compile_all,
+    python_without_autoload,
+    run_cli_process,
+    shared_header,
+    tree,
+)
 
 YAML_2_9 = """\
 backend: PrivateUse1
@@ -61,9 +71,13 @@ def test_upgrade_from_2_9_keeps_user_code_and_compiles(tmp_path: Path, toolchain
     code, _, err = _generate(root, "--declarations", str(old_header))
     assert code == 0, err
     tril, triu = root / "kernels" / "tril.cpp", root / "kernels" / "triu.cpp"
-    _replace_body(tril, "at::Tensor & tril_out(const at::Tensor & self, int64_t diagonal, at::Tensor & out) {", TRIL_BODY)
+    _replace_body(
+        tril, "at::Tensor & tril_out(const at::Tensor & self, int64_t diagonal, at::Tensor & out) {", TRIL_BODY
+    )
     # triu is listed under symint, but torch 2.9's schema says `int diagonal`: int64_t, for now.
-    _replace_body(triu, "at::Tensor & triu_out_symint(const at::Tensor & self, int64_t diagonal, at::Tensor & out) {", TRIU_BODY)
+    _replace_body(
+        triu, "at::Tensor & triu_out_symint(const at::Tensor & self, int64_t diagonal, at::Tensor & out) {", TRIU_BODY
+    )
     before = tree(root / "kernels")
     manifest_before = json.loads((root / "generated" / "scaffold_manifest.json").read_text())
     assert manifest_before["inputs"]["declarations"]["path"].endswith("torch-2.9.0/RegistrationDeclarations.h")
@@ -74,8 +88,9 @@ def test_upgrade_from_2_9_keeps_user_code_and_compiles(tmp_path: Path, toolchain
     impacts = {i["op"]: i for i in json.loads(diff.stdout)["backend"]["impacts"]}
     assert impacts["tril.out"]["change"] == "schema changed; your kernel's signature did not"
     assert impacts["triu.out"]["change"] == (
-        "kernel signature changes: at::Tensor & triu_out_symint(const at::Tensor & self, int64_t diagonal, "
-        "at::Tensor & out) -> at::Tensor & triu_out_symint(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out)"
+        "kernel signature changes: "
+        "at::Tensor & triu_out_symint(const at::Tensor & self, int64_t diagonal, at::Tensor & out) -> "
+        "at::Tensor & triu_out_symint(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out)"
     )
     assert impacts["triu.out"]["kernel_file"] == "kernels/triu.cpp"
     new_required = {op for op, i in impacts.items() if i["change"] == "new op that backends must register"}
@@ -86,7 +101,10 @@ def test_upgrade_from_2_9_keeps_user_code_and_compiles(tmp_path: Path, toolchain
 
     # 2. --check against the new torch is the CI gate: stale, exit 1.
     check = run_cli_process(["generate", "--yaml", "backend.yaml", "--out", "generated", "--check"], root)
-    assert check.returncode == 1 and f"are stale against torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH})" in check.stderr
+    assert (
+        check.returncode == 1
+        and f"are stale against torch/include/ATen/RegistrationDeclarations.h (torch {INSTALLED_TORCH})" in check.stderr
+    )
 
     # 3. Regenerate against the installed torch: triu's stub is merged, tril's is untouched.
     code, out, err = _generate(root)
@@ -103,7 +121,9 @@ def test_upgrade_from_2_9_keeps_user_code_and_compiles(tmp_path: Path, toolchain
     assert "at::Tensor & tril_out(const at::Tensor & self, int64_t diagonal, at::Tensor & out);" in wrapper
 
     # 4. The user adopts the new op family: one new kernel file, nothing else of theirs changes.
-    (root / "backend.yaml").write_text(YAML_2_9.replace("  - abs.out\n", "  - abs.out\n  - _scaled_mm_v2\n  - _scaled_mm_v2.out\n"))
+    (root / "backend.yaml").write_text(
+        YAML_2_9.replace("  - abs.out\n", "  - abs.out\n  - _scaled_mm_v2\n  - _scaled_mm_v2.out\n")
+    )
     code, out, err = _generate(root)
     assert code == 0, err
     final = tree(root / "kernels")
@@ -129,13 +149,17 @@ def test_removed_op_stub_is_kept_reported_and_left_out_of_the_build(tmp_path: Pa
     once the entry goes, its kernel file stays (excluded from the build) until the user deletes it."""
     header = tmp_path / "decls.h"
     shutil.copy(TESTS / "data" / "declarations_2.13_subset.h", header)
-    (tmp_path / "backend.yaml").write_text("backend: PrivateUse1\ncpp_namespace: gone\nsupported: [tril.out, abs.out]\n")
+    (tmp_path / "backend.yaml").write_text(
+        "backend: PrivateUse1\ncpp_namespace: gone\nsupported: [tril.out, abs.out]\n"
+    )
     code, _, err = _generate(tmp_path, "--declarations", "decls.h")
     assert code == 0, err
     tril = tmp_path / "kernels" / "tril.cpp"
     _replace_body(tril, "at::Tensor & tril_out(", "  return out; // mine\n")
     kept = tril.read_bytes()
-    header.write_text("".join(line for line in header.read_text().splitlines(keepends=True) if "aten::tril.out(" not in line))
+    header.write_text(
+        "".join(line for line in header.read_text().splitlines(keepends=True) if "aten::tril.out(" not in line)
+    )
     code, _, err = _generate(tmp_path, "--declarations", "decls.h")
     assert code == 2
     assert err == (
@@ -203,15 +227,31 @@ def test_rename_only_upgrade_keeps_the_users_parameter_names_and_compiles(tmp_pa
     (root / "backend.yaml").write_text(RENAME_YAML.format(extra="  - _cdist_backward\n"))
     code, _, err = _generate_with_header(root, "2.13.0")
     assert code == 0, err
-    head = "at::Tensor _cdist_backward(const at::Tensor & grad, const at::Tensor & x1, const at::Tensor & x2, double p, const at::Tensor & cdist)"
+    head = (
+        "at::Tensor _cdist_backward("
+        "const at::Tensor & grad, const at::Tensor & x1, const at::Tensor & x2, double p, const at::Tensor & cdist)"
+    )
     kernel = root / "kernels" / "_cdist_backward.cpp"
     _replace_body(kernel, head + " {", CDIST_BODY)
-    kernel.write_text(kernel.read_text().replace("#include <c10/util/Exception.h>\n", "#include <c10/util/Exception.h>\n#include <ATen/ATen.h>\n"))
+    kernel.write_text(
+        kernel.read_text().replace(
+            "#include <c10/util/Exception.h>\n", "#include <c10/util/Exception.h>\n#include <ATen/ATen.h>\n"
+        )
+    )
     written = kernel.read_bytes()
     generated_before = tree(root / "generated")
 
     diff = run_cli_process(
-        ["diff", str(shared_header("2.13.0")), str(shared_header("2.14.1")), "--yaml", "backend.yaml", "--format", "json"], root
+        [
+            "diff",
+            str(shared_header("2.13.0")),
+            str(shared_header("2.14.1")),
+            "--yaml",
+            "backend.yaml",
+            "--format",
+            "json",
+        ],
+        root,
     )
     assert diff.returncode == 0, diff.stderr
     impacts = {i["op"]: i for i in json.loads(diff.stdout)["backend"]["impacts"]}
@@ -228,7 +268,9 @@ def test_rename_only_upgrade_keeps_the_users_parameter_names_and_compiles(tmp_pa
     assert "_cdist_backward(const at::Tensor & grad_output, const at::Tensor & x1" in declaration
     changed = _changed(generated_before, tree(root / "generated"))
     assert "scaffold_manifest.json" in changed and "native/_cdist_backward.h" in changed
-    assert changed - {"scaffold_manifest.json", "native/_cdist_backward.h"} <= {f"RegisterPrivateUse1_{i}.cpp" for i in range(8)}
+    assert changed - {"scaffold_manifest.json", "native/_cdist_backward.h"} <= {
+        f"RegisterPrivateUse1_{i}.cpp" for i in range(8)
+    }
     # Stable from now on: nothing to do, no repeated note, and --check is clean.
     code, out, err = _generate_with_header(root, "2.14.1")
     assert code == 0 and "keeps your parameter names" not in err and "everything up to date" in out

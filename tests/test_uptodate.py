@@ -155,7 +155,9 @@ def test_hand_edited_generated_file_is_drift_under_check(tmp_path: Path) -> None
     process = run_cli_process([*ARGS, "--check"], root)
     assert process.returncode == 1
     assert "   update  generated/native/abs.h" in process.stdout
-    assert process.stderr.startswith("error: 1 file(s) are stale against decls.h and backend.yaml; edited by hand: generated/native/abs.h\n")
+    assert process.stderr.startswith(
+        "error: 1 file(s) are stale against decls.h and backend.yaml; edited by hand: generated/native/abs.h\n"
+    )
 
 
 @pytest.mark.parametrize("relative", ["generated/native/abs.h", "kernels/abs.cpp"])

@@ -13,9 +13,8 @@ import functools
 import hashlib
 from typing import TypeVar
 
-from torchgen.model import DispatchKey
-
 import yaml
+from torchgen.model import DispatchKey
 
 from ..errors import BackendYamlError, SourceLocation
 from ..model import ident

@@ -27,9 +27,8 @@ import difflib
 import keyword
 import re
 
-from torchgen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
-
 import yaml
+from torchgen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 
 from ..errors import BackendYamlError, SourceLocation
 from ..model import ident

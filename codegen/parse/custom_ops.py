@@ -6,9 +6,8 @@ from __future__ import annotations
 import dataclasses
 import keyword
 
-from torchgen.model import CustomClassType, FunctionSchema, ListType, OperatorName, OptionalType, Type
-
 import yaml
+from torchgen.model import CustomClassType, FunctionSchema, ListType, OperatorName, OptionalType, Type
 
 from ..errors import BackendYamlError
 from ..model import ident

@@ -13,9 +13,8 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-from torchgen.model import OperatorName
-
 import yaml
+from torchgen.model import OperatorName
 
 from ..errors import BackendYamlError, SourceLocation
 from ..model import ident

@@ -20,7 +20,7 @@ def cmake_string(value: str) -> str:
 def main() -> int:
     try:
         import torch
-    except Exception as error:  # any import failure is reported by CMake as one message
+    except Exception as error:  # noqa: BLE001 -- any import failure is reported by CMake as one message
         print(f"torch cannot be imported by {sys.executable}: {error}", file=sys.stderr)
         return 1
     # The real path: a venv that links an installed torch (tools that share packages between

@@ -107,7 +107,7 @@ def assert_same(actual: Any, expected: Any, *, check_stride: bool = False, **tol
     """`actual` computed on foo equals `expected` computed on the CPU (values, dtype, shape)."""
     if isinstance(expected, (tuple, list)):
         assert isinstance(actual, (tuple, list)) and len(actual) == len(expected)
-        for a, e in zip(actual, expected):
+        for a, e in zip(actual, expected, strict=True):
             assert_same(a, e, check_stride=check_stride, **tol)
         return
     if not isinstance(expected, torch.Tensor):
@@ -196,6 +196,21 @@ def _resize_warnings(caught: list[warnings.WarningMessage]) -> int:
     return sum("was resized" in str(w.message) for w in caught)
 
 
+def _out_tensors(kind: str, dtypes: list[torch.dtype], shapes: list[torch.Size], device: str) -> list[torch.Tensor]:
+    outs = []
+    for d, shape in zip(dtypes, shapes, strict=True):
+        numel = max(1, torch.Size(shape).numel())
+        if kind == "empty":
+            outs.append(torch.empty(0, dtype=d, device=device))
+        elif kind == "too_small":
+            outs.append(torch.zeros(1 if numel > 1 else 0, dtype=d, device=device))
+        elif kind == "too_large":
+            outs.append(torch.zeros(numel + 7, dtype=d, device=device))
+        else:  # right shape, every other element of a larger buffer
+            outs.append(torch.zeros(*shape, 2, dtype=d, device=device).select(-1, 0))
+    return outs
+
+
 def check_out(
     fn: Callable[..., Any],
     *args: Any,
@@ -215,36 +230,22 @@ def check_out(
         fn(*cpu_args, out=tuple(ref_outs) if multi else ref_outs[0])
         shapes = [r.shape for r in ref_outs]
 
-        def make(kind: str, device: str) -> list[torch.Tensor]:
-            outs = []
-            for d, shape in zip(dtypes, shapes):
-                numel = max(1, torch.Size(shape).numel())
-                if kind == "empty":
-                    outs.append(torch.empty(0, dtype=d, device=device))
-                elif kind == "too_small":
-                    outs.append(torch.zeros(1 if numel > 1 else 0, dtype=d, device=device))
-                elif kind == "too_large":
-                    outs.append(torch.zeros(numel + 7, dtype=d, device=device))
-                else:  # right shape, every other element of a larger buffer
-                    outs.append(torch.zeros(*shape, 2, dtype=d, device=device).select(-1, 0))
-            return outs
-
         for kind in ("empty", "too_small", "too_large", "strided"):
             results = {}
             for device, call_args in (("cpu", cpu_args), (DEVICE, foo_args)):
-                outs = make(kind, device)
+                outs = _out_tensors(kind, dtypes, shapes, device)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     with no_fallback() if device == DEVICE else contextlib.nullcontext():
                         returned = fn(*call_args, out=tuple(outs) if multi else outs[0])
                 if multi:
-                    assert all(r is o for r, o in zip(returned, outs)), "out= must return the out tensors"
+                    assert all(r is o for r, o in zip(returned, outs, strict=True)), "out= must return the out tensors"
                 else:
                     assert returned is outs[0], "out= must return the out tensor"
                 results[device] = (outs, _resize_warnings(caught))
             (cpu_outs, cpu_warned), (foo_outs, foo_warned) = results["cpu"], results[DEVICE]
             assert foo_warned == cpu_warned, f"{layout}/{kind}: foo warned {foo_warned}x, CPU {cpu_warned}x"
-            for f, c in zip(foo_outs, cpu_outs):
+            for f, c in zip(foo_outs, cpu_outs, strict=True):
                 assert f.shape == c.shape, f"{layout}/{kind}: out shape {tuple(f.shape)} != CPU {tuple(c.shape)}"
                 try:
                     assert_same(f, c, check_stride=True, **tol)

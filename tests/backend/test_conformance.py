@@ -11,7 +11,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from torch_foo.conformance.driver import run_sweep
 from torch_foo.conformance.expectations import ExpectationsError, load_expectations
 

@@ -185,7 +185,11 @@ def test_each_recording_classifies_ops_anew() -> None:
         torch.histc(x)
     assert {op["name"]: op["path"] for op in recorder.table()["ops"]}["aten::histc"] == "fallback"
     library = torch.library.Library("aten", "IMPL")
-    library.impl("histc", lambda self, bins=100, low=0, high=0: torch.histc(self.cpu(), bins, low, high).to(self.device), "PrivateUse1")
+    library.impl(
+        "histc",
+        lambda self, bins=100, low=0, high=0: torch.histc(self.cpu(), bins, low, high).to(self.device),
+        "PrivateUse1",
+    )
     try:
         with recorder.recording():
             torch.histc(x)

@@ -62,7 +62,9 @@ class TransformerBlock(nn.Module):
         self.pos = nn.Embedding(seq, dim)
         self.ln1, self.ln2, self.ln_f = nn.LayerNorm(dim), nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"), nn.Linear(4 * dim, dim), nn.Dropout(0.1))
+        self.mlp = nn.Sequential(
+            nn.Linear(dim, 4 * dim), nn.GELU(approximate="tanh"), nn.Linear(4 * dim, dim), nn.Dropout(0.1)
+        )
         self.drop = nn.Dropout(0.1)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
@@ -78,7 +80,8 @@ class TransformerBlock(nn.Module):
 
 def _cnn_batch(device: str) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(1)
-    return torch.randn(4, 3, 16, 16, generator=g, dtype=torch.float64).to(device), torch.randint(0, 10, (4,), generator=g).to(device)
+    images = torch.randn(4, 3, 16, 16, generator=g, dtype=torch.float64)
+    return images.to(device), torch.randint(0, 10, (4,), generator=g).to(device)
 
 
 def _text_batch(device: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -93,7 +96,9 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], Callable[[str], tuple[torch.Ten
 }
 
 
-def _train_step(model: nn.Module, optimizer_name: str, batch: tuple[torch.Tensor, torch.Tensor], seed: int) -> list[torch.Tensor]:
+def _train_step(
+    model: nn.Module, optimizer_name: str, batch: tuple[torch.Tensor, torch.Tensor], seed: int
+) -> list[torch.Tensor]:
     """Two steps (the second uses the optimizer's state); returns parameters, buffers and state."""
     optimizer = OPTIMIZERS[optimizer_name](list(model.parameters()))
     inputs, targets = batch

@@ -54,12 +54,16 @@ def op_test(*names: str) -> Callable[[Callable[[], None]], Callable[[], None]]:
     return register
 
 
-def rand(shape: tuple[int, ...], dtype: torch.dtype = F32, *, low: float = -3, high: float = 3, seed: int = 0) -> torch.Tensor:
+def rand(
+    shape: tuple[int, ...], dtype: torch.dtype = F32, *, low: float = -3, high: float = 3, seed: int = 0
+) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed + 7 * len(shape) + sum(shape))
     if dtype == BOOL:
         return torch.rand(shape, generator=g) > 0.5
     if dtype.is_complex:
-        return torch.complex(rand(shape, F32, low=low, high=high, seed=seed), rand(shape, F32, low=low, high=high, seed=seed + 1)).to(dtype)
+        return torch.complex(
+            rand(shape, F32, low=low, high=high, seed=seed), rand(shape, F32, low=low, high=high, seed=seed + 1)
+        ).to(dtype)
     if dtype.is_floating_point:
         return torch.rand(shape, generator=g, dtype=dtype) * (high - low) + low
     return torch.randint(int(low), int(high) + 1, shape, generator=g, dtype=dtype)
@@ -93,7 +97,11 @@ def _empty() -> None:
         torch.empty(-1, device=DEVICE)
     # factories built on empty + fill_ / copy
     with no_fallback():
-        made = [torch.zeros(3, 4, device=DEVICE), torch.full((2, 2), 7, device=DEVICE), torch.ones(2, dtype=I64, device=DEVICE)]
+        made = [
+            torch.zeros(3, 4, device=DEVICE),
+            torch.full((2, 2), 7, device=DEVICE),
+            torch.ones(2, dtype=I64, device=DEVICE),
+        ]
     assert_same(made, [torch.zeros(3, 4), torch.full((2, 2), 7), torch.ones(2, dtype=I64)])
     assert_same(torch.tensor([1.5, 2.5], device=DEVICE), torch.tensor([1.5, 2.5]))
 
@@ -292,7 +300,10 @@ def _set_() -> None:
     # a new shape that needs more memory grows the (device) storage, as on CPU...
     storage = torch.arange(12.0, device=DEVICE).untyped_storage()
     grown = torch.empty(0, device=DEVICE).set_(storage, 10, (2, 3), (3, 1))
-    assert storage.nbytes() == torch.empty(0).set_(torch.arange(12.0).untyped_storage(), 10, (2, 3), (3, 1)).untyped_storage().nbytes()
+    assert (
+        storage.nbytes()
+        == torch.empty(0).set_(torch.arange(12.0).untyped_storage(), 10, (2, 3), (3, 1)).untyped_storage().nbytes()
+    )
     assert grown.flatten()[:2].cpu().tolist() == [10.0, 11.0]
     # ...but keeping the shape with an offset out of bounds is an error
     with pytest.raises(RuntimeError, match="out of bounds"):
@@ -350,20 +361,32 @@ def _efficientzerotensor() -> None:
 # ---- Elementwise arithmetic ---------------------------------------------------------------------
 
 
-def _binary_suite(name: str, fn: Callable[..., torch.Tensor], dtypes: tuple[torch.dtype, ...], *, alpha: bool = False, nonzero_other: bool = False) -> None:
+def _binary_suite(
+    name: str,
+    fn: Callable[..., torch.Tensor],
+    dtypes: tuple[torch.dtype, ...],
+    *,
+    alpha: bool = False,
+    nonzero_other: bool = False,
+) -> None:
     low = 1 if nonzero_other else -3
     for dtype in dtypes:
         for shape in SHAPES:
             a, b = rand(shape, dtype), rand(shape, dtype, low=low, seed=1)
             check(fn, a, b)
             check(lambda x, y: fn(x, y[-1]), a, b)  # broadcasting
-            check(lambda x: fn(x, torch.tensor(2, dtype=dtype)), a)  # CPU 0-dim scalar operand
+            check(lambda x, dtype=dtype: fn(x, torch.tensor(2, dtype=dtype)), a)  # CPU 0-dim scalar operand
             check(lambda x: fn(x, 2), a)  # Python scalar
             if dtype.is_floating_point or name != "div":  # int.div_ would need a float result
                 check_inplace(lambda x, y: getattr(x, name + "_")(y), a, b)
             if alpha:
                 check(lambda x, y: fn(x, y, alpha=2), a, b)
-        check_out(lambda x, y, out: fn(x, y, out=out), rand((3, 4), dtype), rand((3, 4), dtype, low=low, seed=1), dtype=F32 if name == "div" else dtype)
+        check_out(
+            lambda x, y, out: fn(x, y, out=out),
+            rand((3, 4), dtype),
+            rand((3, 4), dtype, low=low, seed=1),
+            dtype=F32 if name == "div" else dtype,
+        )
     check(fn, rand((3, 4), I64), rand((3, 4), F32, low=low))  # type promotion
     check(lambda x: fn(torch.tensor(3.0), x), rand((3, 4), F32, low=low))  # CPU scalar as self
 
@@ -389,7 +412,9 @@ def _div() -> None:
     _binary_suite("div", torch.div, (F32, F64, I64), nonzero_other=True)
 
 
-def _unary_suite(name: str, *, dtypes: tuple[torch.dtype, ...] = FLOATS, low: float = -3, high: float = 3, inplace: bool = True) -> None:
+def _unary_suite(
+    name: str, *, dtypes: tuple[torch.dtype, ...] = FLOATS, low: float = -3, high: float = 3, inplace: bool = True
+) -> None:
     fn = getattr(torch, name)
     for dtype in dtypes:
         for shape in SHAPES + [()]:
@@ -471,7 +496,12 @@ BROADCAST_SHAPES = [
 ]
 # Python numbers and CPU 0-dim tensors of every kind take part in type promotion as scalars.
 SCALARS = [2, 2.5, True, -1]
-HOST_SCALARS = [torch.tensor(2), torch.tensor(2.5, dtype=F64), torch.tensor(True), torch.tensor(1.5, dtype=torch.float16)]
+HOST_SCALARS = [
+    torch.tensor(2),
+    torch.tensor(2.5, dtype=F64),
+    torch.tensor(True),
+    torch.tensor(1.5, dtype=torch.float16),
+]
 
 
 def _channels_last(t: torch.Tensor) -> torch.Tensor:
@@ -502,7 +532,9 @@ def _layout_cases(dtype_a: torch.dtype, dtype_b: torch.dtype) -> list[tuple[obje
     ]
 
 
-def _functional_binary(fn: Callable[..., torch.Tensor], *, alpha: bool = False, reflected: Callable[..., torch.Tensor] | None = None) -> None:
+def _functional_binary(
+    fn: Callable[..., torch.Tensor], *, alpha: bool = False, reflected: Callable[..., torch.Tensor] | None = None
+) -> None:
     for dtype_a, dtype_b in BINARY_DTYPES:
         for shape_a, shape_b in BROADCAST_SHAPES:
             check_outcome(fn, rand(shape_a, dtype_a), rand(shape_b, dtype_b, seed=1))
@@ -540,7 +572,14 @@ def _inplace_binary(name: str, *, alpha: bool = False) -> None:
         return x
 
     for dtype_a, dtype_b in BINARY_DTYPES:
-        for shape_a, shape_b in [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 4), ()), ((), ()), ((4,), (3, 4)), ((0, 3), (3,))]:
+        for shape_a, shape_b in [
+            ((3, 4), (3, 4)),
+            ((3, 4), (4,)),
+            ((3, 4), ()),
+            ((), ()),
+            ((4,), (3, 4)),
+            ((0, 3), (3,)),
+        ]:
             check_outcome(run, rand(shape_a, dtype_a), rand(shape_b, dtype_b, seed=1), layouts=WRITABLE_LAYOUTS)
         x4, y4 = rand((2, 3, 4, 5), dtype_a), rand((2, 3, 4, 5), dtype_b, seed=1)
         check_outcome(run, View(x4, _channels_last), y4, layouts=("contiguous",))
@@ -679,9 +718,21 @@ def _where_functional() -> None:
             check_outcome(torch.where, cond(shape_c), rand(shape_a, dtype_a), rand(shape_b, dtype_b, seed=1))
         x4, y4 = rand((2, 3, 4, 5), dtype_a), rand((2, 3, 4, 5), dtype_b, seed=1)
         c4 = cond((2, 3, 4, 5))
-        check_outcome(torch.where, View(c4, _channels_last), View(x4, _channels_last), View(y4, _channels_last), layouts=("contiguous",))
+        check_outcome(
+            torch.where,
+            View(c4, _channels_last),
+            View(x4, _channels_last),
+            View(y4, _channels_last),
+            layouts=("contiguous",),
+        )
         check_outcome(torch.where, c4, View(x4, _channels_last), y4, layouts=("contiguous",))
-        check_outcome(torch.where, View(cond((3,)), _odd_unit_strides((3, 1), (1, 5))), rand((3, 1), dtype_a), rand((3, 4), dtype_b), layouts=("contiguous",))
+        check_outcome(
+            torch.where,
+            View(cond((3,)), _odd_unit_strides((3, 1), (1, 5))),
+            rand((3, 1), dtype_a),
+            rand((3, 4), dtype_b),
+            layouts=("contiguous",),
+        )
     x, y = rand((3, 4)), rand((3, 4), I64, seed=1)
     for s in HOST_SCALARS:
         check_outcome(torch.where, cond((3, 4)), x, Host(s))
@@ -712,7 +763,12 @@ def _index_select_functional() -> None:
                 for dim in (0, 1, 2, -1):
                     check_outcome(lambda t, i, d=dim: torch.index_select(t, d, i), x, Fixed(index))
             check_outcome(lambda t, i: torch.index_select(t, 1, i), x, Fixed(torch.tensor(4, dtype=index_dtype)))
-        check_outcome(lambda t, i: torch.index_select(t, 0, i), View(rand((2, 3, 4, 5), dtype), _channels_last), Fixed(torch.tensor([1, 0, 1])), layouts=("contiguous",))
+        check_outcome(
+            lambda t, i: torch.index_select(t, 0, i),
+            View(rand((2, 3, 4, 5), dtype), _channels_last),
+            Fixed(torch.tensor([1, 0, 1])),
+            layouts=("contiguous",),
+        )
         check_outcome(lambda t, i: torch.index_select(t, 0, i), rand((), dtype), Fixed(torch.tensor([0])))
         check_outcome(lambda t, i: torch.index_select(t, -1, i), rand((), dtype), Fixed(torch.tensor(0)))
         check_outcome(lambda t, i: torch.index_select(t, 1, i), rand((0, 3), dtype), Fixed(torch.tensor([2, 0])))
@@ -848,9 +904,14 @@ def _sigmoid() -> None:
 def _gelu() -> None:
     for approximate in ("none", "tanh"):
         for dtype in FLOATS:
-            check(lambda t: F.gelu(t, approximate=approximate), rand((3, 4), dtype))
-            check_inplace(lambda t: torch.ops.aten.gelu_(t, approximate=approximate), rand((3, 4), dtype))
-        check_out(lambda t, out: torch.ops.aten.gelu.out(t, approximate=approximate, out=out), rand((2, 5)))
+            check(lambda t, approximate=approximate: F.gelu(t, approximate=approximate), rand((3, 4), dtype))
+            check_inplace(
+                lambda t, approximate=approximate: torch.ops.aten.gelu_(t, approximate=approximate), rand((3, 4), dtype)
+            )
+        check_out(
+            lambda t, out, approximate=approximate: torch.ops.aten.gelu.out(t, approximate=approximate, out=out),
+            rand((2, 5)),
+        )
     with pytest.raises(RuntimeError, match="approximate"):
         F.gelu(torch.ones(2, device=DEVICE), approximate="bogus")
 
@@ -905,9 +966,22 @@ def _gelu_backward() -> None:
     for approximate in ("none", "tanh"):
         for dtype in FLOATS:
             g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
-            check(lambda g, x: torch.ops.aten.gelu_backward(g, x, approximate=approximate), g, x)
-            check(_grad_of(lambda t: F.gelu(t, approximate=approximate)), x, g, layouts=("contiguous", "transposed"))
-        check_out(lambda g, x, out: torch.ops.aten.gelu_backward.grad_input(g, x, approximate=approximate, grad_input=out), g, x)
+            check(
+                lambda g, x, approximate=approximate: torch.ops.aten.gelu_backward(g, x, approximate=approximate), g, x
+            )
+            check(
+                _grad_of(lambda t, approximate=approximate: F.gelu(t, approximate=approximate)),
+                x,
+                g,
+                layouts=("contiguous", "transposed"),
+            )
+        check_out(
+            lambda g, x, out, approximate=approximate: torch.ops.aten.gelu_backward.grad_input(
+                g, x, approximate=approximate, grad_input=out
+            ),
+            g,
+            x,
+        )
 
 
 # ---- Reductions -----------------------------------------------------------------------------------
@@ -986,7 +1060,9 @@ def _mm() -> None:
         check_out(lambda x, y, out: torch.mm(x, y, out=out), a, b)
     check(torch.mm, rand((0, 3)), rand((3, 2)))
     with pytest.raises(RuntimeError, match="2-D"):
-        torch.ops.aten.mm.out(torch.ones(3, device=DEVICE), torch.ones(3, 1, device=DEVICE), out=torch.empty(0, device=DEVICE))
+        torch.ops.aten.mm.out(
+            torch.ones(3, device=DEVICE), torch.ones(3, 1, device=DEVICE), out=torch.empty(0, device=DEVICE)
+        )
 
 
 @op_test("addmm.out")
@@ -999,7 +1075,13 @@ def _addmm() -> None:
         check_out(lambda c, x, y, out: torch.addmm(c, x, y, out=out), bias, a, b)
         check_inplace(lambda c, x, y: c.addmm_(x, y), rand((4, 3), dtype), a, b)
     # nn.Linear's forward
-    check(lambda x, w, b: F.linear(x, w, b), rand((5, 6)), rand((3, 6), seed=1), rand((3,), seed=2), layouts=("contiguous",))
+    check(
+        lambda x, w, b: F.linear(x, w, b),
+        rand((5, 6)),
+        rand((3, 6), seed=1),
+        rand((3,), seed=2),
+        layouts=("contiguous",),
+    )
 
 
 @op_test("bmm.out")
@@ -1010,7 +1092,9 @@ def _bmm() -> None:
         check(lambda x, y: x.transpose(1, 2) @ y, rand((2, 6, 4), dtype), b, layouts=("contiguous",))
         check_out(lambda x, y, out: torch.bmm(x, y, out=out), a, b)
     with pytest.raises(RuntimeError, match="3-D"):
-        torch.ops.aten.bmm.out(torch.ones(2, 2, device=DEVICE), torch.ones(2, 2, device=DEVICE), out=torch.empty(0, device=DEVICE))
+        torch.ops.aten.bmm.out(
+            torch.ones(2, 2, device=DEVICE), torch.ones(2, 2, device=DEVICE), out=torch.empty(0, device=DEVICE)
+        )
 
 
 @op_test("convolution_overrideable")
@@ -1032,7 +1116,9 @@ def _convolution_overrideable() -> None:
 @op_test("convolution_backward_overrideable")
 def _convolution_backward_overrideable() -> None:
     for dtype in FLOATS:
-        def grads(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, transposed: bool = False) -> tuple[torch.Tensor, ...]:
+        def grads(
+            x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, transposed: bool = False
+        ) -> tuple[torch.Tensor, ...]:
             x, w, b = (t.detach().requires_grad_() for t in (x, w, b))
             conv = F.conv_transpose2d if transposed else F.conv2d
             out = conv(x, w, b, stride=2, padding=1)
@@ -1053,21 +1139,33 @@ def _softmax() -> None:
     for fn in (torch.softmax, torch.log_softmax):
         for dtype in FLOATS:
             for shape, dim in [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1)]:
-                check(lambda t, d=dim: fn(t, d), rand(shape, dtype))
-        check(lambda t: fn(t, 1, dtype=F64), rand((3, 4)))
+                check(lambda t, d=dim, fn=fn: fn(t, d), rand(shape, dtype))
+        check(lambda t, fn=fn: fn(t, 1, dtype=F64), rand((3, 4)))
     check_out(lambda t, out: torch.ops.aten._softmax.out(t, 1, False, out=out), rand((3, 4)))
     check_out(lambda t, out: torch.ops.aten._log_softmax.out(t, 1, False, out=out), rand((3, 4)))
 
 
 @op_test("_softmax_backward_data.out", "_log_softmax_backward_data.out")
 def _softmax_backward() -> None:
-    for fn, op in ((torch.softmax, torch.ops.aten._softmax_backward_data), (torch.log_softmax, torch.ops.aten._log_softmax_backward_data)):
+    for fn, op in (
+        (torch.softmax, torch.ops.aten._softmax_backward_data),
+        (torch.log_softmax, torch.ops.aten._log_softmax_backward_data),
+    ):
         for dtype in FLOATS:
             g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
-            check(lambda g, y: op(g, y, 1, dtype), g, fn(x, 1), layouts=("contiguous", "transposed", "sliced"))
-            check(_grad_of(lambda t: fn(t, 0)), x, g, layouts=("contiguous", "transposed"))
+            check(
+                lambda g, y, op=op, dtype=dtype: op(g, y, 1, dtype),
+                g,
+                fn(x, 1),
+                layouts=("contiguous", "transposed", "sliced"),
+            )
+            check(_grad_of(lambda t, fn=fn: fn(t, 0)), x, g, layouts=("contiguous", "transposed"))
         out_name = "grad_input" if op is torch.ops.aten._softmax_backward_data else "out"
-        check_out(lambda g, y, out: op.out(g, y, 1, F32, **{out_name: out}), rand((3, 4), seed=3), fn(rand((3, 4)), 1))
+        check_out(
+            lambda g, y, out, op=op, out_name=out_name: op.out(g, y, 1, F32, **{out_name: out}),
+            rand((3, 4), seed=3),
+            fn(rand((3, 4)), 1),
+        )
 
 
 def _nll_inputs(n: int = 6, c: int = 4) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -1081,14 +1179,36 @@ def _nll_inputs(n: int = 6, c: int = 4) -> tuple[torch.Tensor, torch.Tensor, tor
 def _nll_loss_forward() -> None:
     logp, target, weight = _nll_inputs()
     for reduction in ("mean", "sum", "none"):
-        check(lambda x, t: F.nll_loss(x, t, reduction=reduction), logp, Fixed(target), layouts=("contiguous", "transposed"))
-        check(lambda x, t, w: F.nll_loss(x, t, w, reduction=reduction), logp, Fixed(target), Fixed(weight), layouts=("contiguous", "transposed"))
-        check(lambda x, t: F.nll_loss(x, t, reduction=reduction, ignore_index=int(target[0])), logp, Fixed(target), layouts=("contiguous",))
+        check(
+            lambda x, t, reduction=reduction: F.nll_loss(x, t, reduction=reduction),
+            logp,
+            Fixed(target),
+            layouts=("contiguous", "transposed"),
+        )
+        check(
+            lambda x, t, w, reduction=reduction: F.nll_loss(x, t, w, reduction=reduction),
+            logp,
+            Fixed(target),
+            Fixed(weight),
+            layouts=("contiguous", "transposed"),
+        )
+        check(
+            lambda x, t, reduction=reduction: F.nll_loss(x, t, reduction=reduction, ignore_index=int(target[0])),
+            logp,
+            Fixed(target),
+            layouts=("contiguous",),
+        )
     check(lambda x, t: F.cross_entropy(x, t), rand((6, 4)), Fixed(target), layouts=("contiguous",))
-    check(lambda x, t: F.nll_loss(x, t), torch.log_softmax(rand((4,)), 0), Fixed(target[0]), layouts=("contiguous",))  # 1-D input
+    # 1-D input
+    check(lambda x, t: F.nll_loss(x, t), torch.log_softmax(rand((4,)), 0), Fixed(target[0]), layouts=("contiguous",))
     check_out(
-        lambda x, t, out: torch.ops.aten.nll_loss_forward.output(x, t, None, 1, -100, output=out[0], total_weight=out[1]),
-        logp, Fixed(target), dtype=(F32, F32), layouts=("contiguous",),
+        lambda x, t, out: torch.ops.aten.nll_loss_forward.output(
+            x, t, None, 1, -100, output=out[0], total_weight=out[1]
+        ),
+        logp,
+        Fixed(target),
+        dtype=(F32, F32),
+        layouts=("contiguous",),
     )
     with pytest.raises((RuntimeError, IndexError)):
         F.nll_loss(logp.to(DEVICE), torch.full((6,), 9, device=DEVICE))  # class index out of range
@@ -1100,14 +1220,26 @@ def _nll_loss_backward() -> None:
     for reduction in ("mean", "sum", "none"):
         g = rand((6,), seed=9) if reduction == "none" else torch.tensor(1.5)
         check(
-            lambda x, t, w, g: _grad_of(lambda y: F.nll_loss(y, t, w, reduction=reduction))(x, g),
+            lambda x, t, w, g, reduction=reduction: _grad_of(lambda y: F.nll_loss(y, t, w, reduction=reduction))(x, g),
             logp, Fixed(target), Fixed(weight), Fixed(g), layouts=("contiguous", "transposed"),
         )
     total = torch.tensor(6.0)
-    check(lambda g, x, t, tw: torch.ops.aten.nll_loss_backward(g, x, t, None, 1, -100, tw), Fixed(torch.tensor(1.0)), logp, Fixed(target), Fixed(total))
+    check(
+        lambda g, x, t, tw: torch.ops.aten.nll_loss_backward(g, x, t, None, 1, -100, tw),
+        Fixed(torch.tensor(1.0)),
+        logp,
+        Fixed(target),
+        Fixed(total),
+    )
     check_out(
-        lambda g, x, t, tw, out: torch.ops.aten.nll_loss_backward.grad_input(g, x, t, None, 1, -100, tw, grad_input=out),
-        Fixed(torch.tensor(1.0)), logp, Fixed(target), Fixed(total), dtype=F32,
+        lambda g, x, t, tw, out: torch.ops.aten.nll_loss_backward.grad_input(
+            g, x, t, None, 1, -100, tw, grad_input=out
+        ),
+        Fixed(torch.tensor(1.0)),
+        logp,
+        Fixed(target),
+        Fixed(total),
+        dtype=F32,
     )
 
 
@@ -1145,7 +1277,9 @@ def _index_select() -> None:
         torch.index_select(torch.ones(3, device=DEVICE), 0, torch.tensor([3], device=DEVICE))
         torch.foo.synchronize()
     with pytest.raises(RuntimeError, match="int64 or int32"):
-        torch.index_select(torch.ones(3, device=DEVICE), 0, torch.tensor([1.0], device=DEVICE), out=torch.empty(0, device=DEVICE))
+        torch.index_select(
+            torch.ones(3, device=DEVICE), 0, torch.tensor([1.0], device=DEVICE), out=torch.empty(0, device=DEVICE)
+        )
 
 
 @op_test("gather.out")
@@ -1157,7 +1291,12 @@ def _gather() -> None:
             idx = torch.randint(0, x.shape[dim], (3, 4), generator=g)
             check(lambda t, i, d=dim: torch.gather(t, d, i), x, Fixed(idx))
         check_out(lambda t, i, out: torch.gather(t, 1, i, out=out), x, Fixed(torch.randint(0, 5, (4, 2), generator=g)))
-    check(_grad_of(lambda t: torch.gather(t, 1, torch.tensor([[0, 0], [1, 0], [2, 2]], device=t.device))), rand((3, 4)), Fixed(torch.ones(3, 2)), layouts=("contiguous",))
+    check(
+        _grad_of(lambda t: torch.gather(t, 1, torch.tensor([[0, 0], [1, 0], [2, 2]], device=t.device))),
+        rand((3, 4)),
+        Fixed(torch.ones(3, 2)),
+        layouts=("contiguous",),
+    )
     with pytest.raises(RuntimeError):
         torch.gather(torch.ones(2, 2, device=DEVICE), 1, torch.tensor([[5]], device=DEVICE))
 
@@ -1216,9 +1355,20 @@ def _scatter_add() -> None:
         for dim in (0, 1):
             idx = torch.randint(0, x.shape[dim], (3, 4), generator=g)
             src = rand((3, 4), dtype, seed=6)
-            check(lambda t, i, s, d=dim: torch.scatter_add(t, d, i, s), x, Fixed(idx), Fixed(src), layouts=("contiguous", "transposed", "sliced"))
+            check(
+                lambda t, i, s, d=dim: torch.scatter_add(t, d, i, s),
+                x,
+                Fixed(idx),
+                Fixed(src),
+                layouts=("contiguous", "transposed", "sliced"),
+            )
             check_inplace(lambda t, i, s, d=dim: t.scatter_add_(d, i, s), x, Fixed(idx), Fixed(src))
-        check_out(lambda t, i, s, out: torch.scatter_add(t, 0, i, s, out=out), x, Fixed(torch.randint(0, 4, (2, 5), generator=g)), Fixed(rand((2, 5), dtype)))
+        check_out(
+            lambda t, i, s, out: torch.scatter_add(t, 0, i, s, out=out),
+            x,
+            Fixed(torch.randint(0, 4, (2, 5), generator=g)),
+            Fixed(rand((2, 5), dtype)),
+        )
     # int32 indices are valid on the CPU: the device takes them too, and refuses uint8 as the CPU does
     x, src = rand((4, 5)), rand((3, 4), seed=6)
     idx32 = torch.randint(0, 4, (3, 4), generator=g, dtype=torch.int32)
@@ -1340,7 +1490,9 @@ def _native_batch_norm() -> None:
             w, b = _per_channel(3, dtype, 1), _per_channel(3, dtype, 2)
             mean, var = _per_channel(3, dtype, 3), _per_channel(3, dtype, 4, positive=True)
 
-            def train(t: torch.Tensor, w: torch.Tensor, b: torch.Tensor, rm: torch.Tensor, rv: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            def train(
+                t: torch.Tensor, w: torch.Tensor, b: torch.Tensor, rm: torch.Tensor, rv: torch.Tensor
+            ) -> tuple[torch.Tensor, ...]:
                 # the running statistics are updated in place, on the device
                 return (*torch.native_batch_norm(t, w, b, rm, rv, True, 0.2, 1e-3), rm, rv)
 
@@ -1351,8 +1503,15 @@ def _native_batch_norm() -> None:
         x4 = rand((2, 3, 4, 5), dtype)
         check(train, View(x4, _channels_last), w, b, mean, var, layouts=("contiguous",))
     # bfloat16 activations with float32 parameters and statistics (autocast's mixed types)
-    check(lambda t, w, b, rm, rv: torch.native_batch_norm(t, w, b, rm, rv, True, 0.1, 1e-5), rand((4, 3, 5), BF16),
-          _per_channel(3, F32, 1), _per_channel(3, F32, 2), _per_channel(3, F32, 3), _per_channel(3, F32, 4, positive=True), **LOW_PRECISION)
+    check(
+        lambda t, w, b, rm, rv: torch.native_batch_norm(t, w, b, rm, rv, True, 0.1, 1e-5),
+        rand((4, 3, 5), BF16),
+        _per_channel(3, F32, 1),
+        _per_channel(3, F32, 2),
+        _per_channel(3, F32, 3),
+        _per_channel(3, F32, 4, positive=True),
+        **LOW_PRECISION,
+    )
     x = torch.ones(2, 3, 4, device=DEVICE)
     with pytest.raises(RuntimeError, match="weight should contain 3 elements"):
         torch.native_batch_norm(x, torch.ones(4, device=DEVICE), None, None, None, True, 0.1, 1e-5)
@@ -1372,7 +1531,14 @@ def _native_batch_norm_legit() -> None:
         w, b = _per_channel(3, dtype, 1), _per_channel(3, dtype, 2)
         mean, var = _per_channel(3, dtype, 3), _per_channel(3, dtype, 4, positive=True)
         for training in (True, False):
-            check(lambda t, w, b, rm, rv, tr=training: (*legit(t, w, b, rm, rv, tr, 0.1, 1e-5), rm, rv), x, w, b, mean, var)
+            check(
+                lambda t, w, b, rm, rv, tr=training: (*legit(t, w, b, rm, rv, tr, 0.1, 1e-5), rm, rv),
+                x,
+                w,
+                b,
+                mean,
+                var,
+            )
         check(lambda t, w, b: legit.no_stats(t, w, b, True, 0.1, 1e-5), x, w, b)
     with pytest.raises(RuntimeError, match="evaluation mode"):
         legit.no_stats(torch.ones(2, 3, device=DEVICE), None, None, False, 0.1, 1e-5)
@@ -1393,14 +1559,38 @@ def _native_batch_norm_backward() -> None:
         x, g = rand((4, 3, 5), dtype), rand((4, 3, 5), dtype, seed=9)
         out, save_mean, save_invstd = torch.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
         for mask in ([True, True, True], [True, False, False], [False, True, True]):
-            check(lambda g, t, w, sm, si, m=mask: torch.ops.aten.native_batch_norm_backward(g, t, w, None, None, sm, si, True, 1e-5, m),
-                  g, x, _per_channel(3, dtype, 1), Fixed(save_mean), Fixed(save_invstd))
+            check(
+                lambda g, t, w, sm, si, m=mask: torch.ops.aten.native_batch_norm_backward(
+                    g, t, w, None, None, sm, si, True, 1e-5, m
+                ),
+                g,
+                x,
+                _per_channel(3, dtype, 1),
+                Fixed(save_mean),
+                Fixed(save_invstd),
+            )
     x4, g4 = rand((2, 3, 4, 5)), rand((2, 3, 4, 5), seed=9)
-    check(_grads_of(lambda t, w, b: F.batch_norm(t, None, None, w, b, training=True), 3), View(x4, _channels_last), _per_channel(3, F32, 1),
-          _per_channel(3, F32, 2), View(g4, _channels_last), layouts=("contiguous",))
+    check(
+        _grads_of(lambda t, w, b: F.batch_norm(t, None, None, w, b, training=True), 3),
+        View(x4, _channels_last),
+        _per_channel(3, F32, 1),
+        _per_channel(3, F32, 2),
+        View(g4, _channels_last),
+        layouts=("contiguous",),
+    )
     with pytest.raises(RuntimeError, match="grad_out's sizes"):
-        torch.ops.aten.native_batch_norm_backward(torch.ones(2, 3, device=DEVICE), torch.ones(2, 3, 1, device=DEVICE), None, None, None,
-                                                  torch.ones(3, device=DEVICE), torch.ones(3, device=DEVICE), True, 1e-5, [True, True, True])
+        torch.ops.aten.native_batch_norm_backward(
+            torch.ones(2, 3, device=DEVICE),
+            torch.ones(2, 3, 1, device=DEVICE),
+            None,
+            None,
+            None,
+            torch.ones(3, device=DEVICE),
+            torch.ones(3, device=DEVICE),
+            True,
+            1e-5,
+            [True, True, True],
+        )
 
 
 LAYER_NORM_CASES = [((4, 5), (5,)), ((2, 3, 8), (8,)), ((2, 3, 4), (3, 4)), ((3, 1), (1,)), ((0, 4), (4,))]
@@ -1416,7 +1606,8 @@ def _native_layer_norm() -> None:
             check(lambda t, n=normalized: F.layer_norm(t, n), x)
     check(lambda t, w, b: F.layer_norm(t, (8,), w, b), rand((2, 3, 8), BF16), Fixed(rand((8,), BF16, seed=1)),
           Fixed(rand((8,), BF16, seed=2)), **LOW_PRECISION)
-    check_outcome(lambda t, w: F.layer_norm(t, (4,), w), rand((2, 5)), Fixed(rand((4,))))  # shape mismatch: the CPU's error
+    # shape mismatch: the CPU's error
+    check_outcome(lambda t, w: F.layer_norm(t, (4,), w), rand((2, 5)), Fixed(rand((4,))))
     with pytest.raises(RuntimeError, match="cpu"):
         F.layer_norm(torch.ones(2, 4, device=DEVICE), (4,), torch.ones(4))
 
@@ -1427,7 +1618,14 @@ def _native_layer_norm_backward() -> None:
         for shape, normalized in LAYER_NORM_CASES:
             x, g = rand(shape, dtype), rand(shape, dtype, seed=9)
             w, b = Fixed(rand(normalized, dtype, seed=1)), Fixed(rand(normalized, dtype, seed=2))
-            check(_grads_of(lambda t, w, b, n=normalized: F.layer_norm(t, n, w, b), 3), x, w, b, g, layouts=("contiguous", "transposed", "sliced"))
+            check(
+                _grads_of(lambda t, w, b, n=normalized: F.layer_norm(t, n, w, b), 3),
+                x,
+                w,
+                b,
+                g,
+                layouts=("contiguous", "transposed", "sliced"),
+            )
             check(_grads_of(lambda t, n=normalized: F.layer_norm(t, n), 1), x, g, layouts=("contiguous", "transposed"))
     with pytest.raises(RuntimeError, match="mean and rstd"):
         x = torch.ones(2, 4, device=DEVICE)
@@ -1443,8 +1641,13 @@ def _native_group_norm() -> None:
             w, b = _per_channel(shape[1], dtype, 1), _per_channel(shape[1], dtype, 2)
             check(lambda t, w, b, gr=groups: F.group_norm(t, gr, w, b), x, w, b, layouts=("contiguous", "transposed"))
             check(lambda t, gr=groups: F.group_norm(t, gr), x, layouts=("contiguous",))
-    check(lambda t, w, b: F.group_norm(t, 3, w, b), View(rand((2, 6, 4, 5)), _channels_last), _per_channel(6, F32, 1), _per_channel(6, F32, 2),
-          layouts=("contiguous",))
+    check(
+        lambda t, w, b: F.group_norm(t, 3, w, b),
+        View(rand((2, 6, 4, 5)), _channels_last),
+        _per_channel(6, F32, 1),
+        _per_channel(6, F32, 2),
+        layouts=("contiguous",),
+    )
     check_outcome(lambda t: F.group_norm(t, 4), rand((2, 6, 3)))  # 6 channels in 4 groups: the CPU's error
     with pytest.raises(RuntimeError, match="does not match"):
         torch.native_group_norm(torch.ones(2, 6, 3, device=DEVICE), None, None, 2, 6, 4, 3, 1e-5)
@@ -1456,7 +1659,14 @@ def _native_group_norm_backward() -> None:
         for shape, groups in [((2, 6, 4, 5), 3), ((2, 4, 7), 2), ((3, 4), 4)]:
             x, g = rand(shape, dtype), rand(shape, dtype, seed=9)
             w, b = _per_channel(shape[1], dtype, 1), _per_channel(shape[1], dtype, 2)
-            check(_grads_of(lambda t, w, b, gr=groups: F.group_norm(t, gr, w, b), 3), x, w, b, g, layouts=("contiguous", "transposed"))
+            check(
+                _grads_of(lambda t, w, b, gr=groups: F.group_norm(t, gr, w, b), 3),
+                x,
+                w,
+                b,
+                g,
+                layouts=("contiguous", "transposed"),
+            )
     with pytest.raises(RuntimeError, match="mean and rstd"):
         x = torch.ones(2, 6, 3, device=DEVICE)
         mean, rstd = torch.ones(5, device=DEVICE), torch.ones(6, device=DEVICE)
@@ -1471,13 +1681,27 @@ def _max_pool2d() -> None:
     for dtype in (F32, F64, BF16):
         for shape in POOL_INPUTS:
             x = rand(shape, dtype)
-            for kwargs in ({"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": (3, 2), "stride": 1, "dilation": 2},
-                           {"kernel_size": 3, "stride": 2, "ceil_mode": True}):
+            for kwargs in (
+                {"kernel_size": 3, "stride": 2, "padding": 1},
+                {"kernel_size": 2},
+                {"kernel_size": (3, 2), "stride": 1, "dilation": 2},
+                {"kernel_size": 3, "stride": 2, "ceil_mode": True},
+            ):
                 check(lambda t, kw=kwargs: F.max_pool2d(t, return_indices=True, **kw), x)
-        check(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), View(rand((2, 3, 9, 8), dtype), _channels_last), layouts=("contiguous",))
-        check_out(lambda t, out: torch.ops.aten.max_pool2d_with_indices.out(t, [3, 3], [2, 2], [1, 1], [1, 1], False, out=out[0], indices=out[1]),
-                  rand((2, 3, 9, 8), dtype), dtype=(dtype, I64))
-    check_outcome(lambda t: F.max_pool2d(t, 3, padding=2), rand((1, 2, 6, 6)))  # padding over half the kernel: the CPU's error
+        check(
+            lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True),
+            View(rand((2, 3, 9, 8), dtype), _channels_last),
+            layouts=("contiguous",),
+        )
+        check_out(
+            lambda t, out: torch.ops.aten.max_pool2d_with_indices.out(
+                t, [3, 3], [2, 2], [1, 1], [1, 1], False, out=out[0], indices=out[1]
+            ),
+            rand((2, 3, 9, 8), dtype),
+            dtype=(dtype, I64),
+        )
+    # padding over half the kernel: the CPU's error
+    check_outcome(lambda t: F.max_pool2d(t, 3, padding=2), rand((1, 2, 6, 6)))
     check_outcome(lambda t: F.max_pool2d(t, 5), rand((1, 2, 3, 3)))  # output too small
 
 
@@ -1486,23 +1710,57 @@ def _max_pool2d_backward() -> None:
     for dtype in FLOATS:
         for shape in POOL_INPUTS:
             x = rand(shape, dtype)
-            for kwargs in ({"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "ceil_mode": True}):
+            for kwargs in (
+                {"kernel_size": 3, "stride": 2, "padding": 1},
+                {"kernel_size": 2},
+                {"kernel_size": 3, "stride": 2, "ceil_mode": True},
+            ):
                 g = rand(F.max_pool2d(x, **kwargs).shape, dtype, seed=9)
-                check(_grads_of(lambda t, kw=kwargs: F.max_pool2d(t, **kw), 1), x, Fixed(g), layouts=("contiguous", "transposed", "sliced"))
+                check(
+                    _grads_of(lambda t, kw=kwargs: F.max_pool2d(t, **kw), 1),
+                    x,
+                    Fixed(g),
+                    layouts=("contiguous", "transposed", "sliced"),
+                )
         x = rand((2, 3, 9, 8), dtype)
         out, indices = F.max_pool2d(x, 3, 2, 1, return_indices=True)
         g = rand(out.shape, dtype, seed=9)
-        check(_grads_of(lambda t: F.max_pool2d(t, 3, 2, 1), 1), View(x, _channels_last), View(g, _channels_last), layouts=("contiguous",))
+        check(
+            _grads_of(lambda t: F.max_pool2d(t, 3, 2, 1), 1),
+            View(x, _channels_last),
+            View(g, _channels_last),
+            layouts=("contiguous",),
+        )
         backward = torch.ops.aten.max_pool2d_with_indices_backward.grad_input
-        check_out(lambda g, t, i, out: backward(g, t, [3, 3], [2, 2], [1, 1], [1, 1], False, i, grad_input=out), g, x, Fixed(indices))
+        check_out(
+            lambda g, t, i, out, backward=backward: backward(
+                g, t, [3, 3], [2, 2], [1, 1], [1, 1], False, i, grad_input=out
+            ),
+            g,
+            x,
+            Fixed(indices),
+        )
     with pytest.raises(RuntimeError, match="int64 indices"):
         x = torch.ones(1, 1, 4, 4, device=DEVICE)
-        torch.ops.aten.max_pool2d_with_indices_backward(torch.ones(1, 1, 2, 2, device=DEVICE), x, [2, 2], [2, 2], [0, 0], [1, 1], False,
-                                                        torch.zeros(1, 1, 2, 2, dtype=torch.int32, device=DEVICE))
+        torch.ops.aten.max_pool2d_with_indices_backward(
+            torch.ones(1, 1, 2, 2, device=DEVICE),
+            x,
+            [2, 2],
+            [2, 2],
+            [0, 0],
+            [1, 1],
+            False,
+            torch.zeros(1, 1, 2, 2, dtype=torch.int32, device=DEVICE),
+        )
 
 
-AVG_POOL_KWARGS = [{"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 2}, {"kernel_size": 3, "padding": 1, "count_include_pad": False},
-                   {"kernel_size": 3, "stride": 2, "ceil_mode": True}, {"kernel_size": 2, "divisor_override": 3}]
+AVG_POOL_KWARGS = [
+    {"kernel_size": 3, "stride": 2, "padding": 1},
+    {"kernel_size": 2},
+    {"kernel_size": 3, "padding": 1, "count_include_pad": False},
+    {"kernel_size": 3, "stride": 2, "ceil_mode": True},
+    {"kernel_size": 2, "divisor_override": 3},
+]
 
 
 @op_test("avg_pool2d", "avg_pool2d.out")
@@ -1512,7 +1770,12 @@ def _avg_pool2d() -> None:
         for shape in POOL_INPUTS:
             for kwargs in AVG_POOL_KWARGS:
                 check(lambda t, kw=kwargs: F.avg_pool2d(t, **kw), rand(shape, dtype), **tol)
-        check(lambda t: F.avg_pool2d(t, 3, 2, 1), View(rand((2, 3, 9, 8), dtype), _channels_last), layouts=("contiguous",), **tol)
+        check(
+            lambda t: F.avg_pool2d(t, 3, 2, 1),
+            View(rand((2, 3, 9, 8), dtype), _channels_last),
+            layouts=("contiguous",),
+            **tol,
+        )
         check_out(lambda t, out: torch.ops.aten.avg_pool2d.out(t, [2, 2], [2, 2], [0, 0], False, True, None, out=out),
                   rand((2, 3, 9, 8), dtype), **tol)
     check_outcome(lambda t: F.avg_pool2d(t, 2, divisor_override=0), rand((1, 2, 4, 4)))
@@ -1525,12 +1788,28 @@ def _avg_pool2d_backward() -> None:
             x = rand(shape, dtype)
             for kwargs in AVG_POOL_KWARGS:
                 g = rand(F.avg_pool2d(x, **kwargs).shape, dtype, seed=9)
-                check(_grads_of(lambda t, kw=kwargs: F.avg_pool2d(t, **kw), 1), x, Fixed(g), layouts=("contiguous", "transposed"))
+                check(
+                    _grads_of(lambda t, kw=kwargs: F.avg_pool2d(t, **kw), 1),
+                    x,
+                    Fixed(g),
+                    layouts=("contiguous", "transposed"),
+                )
         x = rand((2, 3, 9, 8), dtype)
         g = rand((2, 3, 4, 4), dtype, seed=9)
-        check(_grads_of(lambda t: F.avg_pool2d(t, 2), 1), View(x, _channels_last), View(g, _channels_last), layouts=("contiguous",))
+        check(
+            _grads_of(lambda t: F.avg_pool2d(t, 2), 1),
+            View(x, _channels_last),
+            View(g, _channels_last),
+            layouts=("contiguous",),
+        )
         backward = torch.ops.aten.avg_pool2d_backward.grad_input
-        check_out(lambda g, t, out: backward(g, t, [2, 2], [2, 2], [0, 0], False, True, None, grad_input=out), g, x)
+        check_out(
+            lambda g, t, out, backward=backward: backward(
+                g, t, [2, 2], [2, 2], [0, 0], False, True, None, grad_input=out
+            ),
+            g,
+            x,
+        )
 
 
 @op_test("_adaptive_avg_pool2d")
@@ -1540,7 +1819,12 @@ def _adaptive_avg_pool2d() -> None:
         for shape in POOL_INPUTS:
             for size in ((3, 2), (7, 7), (1, 1), (2, 5)):
                 check(lambda t, s=size: F.adaptive_avg_pool2d(t, s), rand(shape, dtype), **tol)
-        check(lambda t: F.adaptive_avg_pool2d(t, (3, 3)), View(rand((2, 3, 9, 8), dtype), _channels_last), layouts=("contiguous",), **tol)
+        check(
+            lambda t: F.adaptive_avg_pool2d(t, (3, 3)),
+            View(rand((2, 3, 9, 8), dtype), _channels_last),
+            layouts=("contiguous",),
+            **tol,
+        )
     check_outcome(lambda t: torch.ops.aten._adaptive_avg_pool2d(t, [2, 2]), rand((3, 4)))
 
 
@@ -1550,7 +1834,12 @@ def _adaptive_avg_pool2d_backward() -> None:
         for shape in POOL_INPUTS:
             x = rand(shape, dtype)
             g = rand((*shape[:-2], 3, 2), dtype, seed=9)
-            check(_grads_of(lambda t: F.adaptive_avg_pool2d(t, (3, 2)), 1), x, Fixed(g), layouts=("contiguous", "transposed"))
+            check(
+                _grads_of(lambda t: F.adaptive_avg_pool2d(t, (3, 2)), 1),
+                x,
+                Fixed(g),
+                layouts=("contiguous", "transposed"),
+            )
         check(_grads_of(lambda t: F.adaptive_avg_pool2d(t, (3, 3)), 1), View(rand((2, 3, 9, 8), dtype), _channels_last),
               View(rand((2, 3, 3, 3), dtype, seed=9), _channels_last), layouts=("contiguous",))
 
@@ -1563,7 +1852,11 @@ def _upsample() -> None:
         check(lambda t: F.interpolate(t, size=(7, 3), mode="bilinear", align_corners=True), x)
         check(lambda t: F.interpolate(t, scale_factor=2, mode="nearest"), x)
         check(lambda t: F.interpolate(t, size=(9, 6), mode="nearest"), x)
-        check(lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"), View(x, _channels_last), layouts=("contiguous",))
+        check(
+            lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"),
+            View(x, _channels_last),
+            layouts=("contiguous",),
+        )
         check_out(lambda t, out: torch.ops.aten.upsample_bilinear2d.out(t, [6, 7], False, None, None, out=out), x)
         check_out(lambda t, out: torch.ops.aten.upsample_nearest2d.out(t, [6, 7], None, None, out=out), x)
 
@@ -1572,13 +1865,28 @@ def _upsample() -> None:
 def _upsample_backward() -> None:
     for dtype in FLOATS:
         x = rand((2, 3, 4, 5), dtype)
-        for mode, extra in (("bilinear", {"align_corners": False}), ("bilinear", {"align_corners": True}), ("nearest", {})):
-            check(_grads_of(lambda t, m=mode, e=extra: F.interpolate(t, size=(7, 9), mode=m, **e), 1), x, Fixed(rand((2, 3, 7, 9), dtype, seed=9)),
-                  layouts=("contiguous", "transposed"))
+        for mode, extra in (
+            ("bilinear", {"align_corners": False}),
+            ("bilinear", {"align_corners": True}),
+            ("nearest", {}),
+        ):
+            check(
+                _grads_of(lambda t, m=mode, e=extra: F.interpolate(t, size=(7, 9), mode=m, **e), 1),
+                x,
+                Fixed(rand((2, 3, 7, 9), dtype, seed=9)),
+                layouts=("contiguous", "transposed"),
+            )
         g = rand((2, 3, 6, 7), dtype, seed=9)
         bilinear = torch.ops.aten.upsample_bilinear2d_backward.grad_input
-        check_out(lambda g, out: bilinear(g, [6, 7], [2, 3, 4, 5], False, None, None, grad_input=out), g)
-        check_out(lambda g, out: torch.ops.aten.upsample_nearest2d_backward.grad_input(g, [6, 7], [2, 3, 4, 5], None, None, grad_input=out), g)
+        check_out(
+            lambda g, out, bilinear=bilinear: bilinear(g, [6, 7], [2, 3, 4, 5], False, None, None, grad_input=out), g
+        )
+        check_out(
+            lambda g, out: torch.ops.aten.upsample_nearest2d_backward.grad_input(
+                g, [6, 7], [2, 3, 4, 5], None, None, grad_input=out
+            ),
+            g,
+        )
 
 
 @op_test("embedding_dense_backward")
@@ -1588,11 +1896,18 @@ def _embedding_dense_backward() -> None:
         w, g = rand((10, 6), dtype), rand((2, 4, 6), dtype, seed=9)
         for index_dtype in (I64, torch.int32):
             for kwargs in ({}, {"padding_idx": 1}, {"scale_grad_by_freq": True}):
-                check(lambda i, w, g, kw=kwargs: _grads_of(lambda w: F.embedding(i, w, **kw), 1)(w, g), Fixed(indices.to(index_dtype)), w, g,
-                      layouts=("contiguous", "transposed"))
+                check(
+                    lambda i, w, g, kw=kwargs: _grads_of(lambda w: F.embedding(i, w, **kw), 1)(w, g),
+                    Fixed(indices.to(index_dtype)),
+                    w,
+                    g,
+                    layouts=("contiguous", "transposed"),
+                )
         check(lambda g, i: torch.ops.aten.embedding_dense_backward(g, i, 10, -1, False), g, Fixed(indices))
     with pytest.raises(RuntimeError, match="embedding_dim"):
-        torch.ops.aten.embedding_dense_backward(torch.ones(3, 2, device=DEVICE), torch.tensor([1], device=DEVICE), 10, -1, False)
+        torch.ops.aten.embedding_dense_backward(
+            torch.ones(3, 2, device=DEVICE), torch.tensor([1], device=DEVICE), 10, -1, False
+        )
 
 
 @op_test("native_dropout")
@@ -1603,9 +1918,11 @@ def _native_dropout() -> None:
                 x = rand(shape, dtype)
                 for layout in ("contiguous", "transposed"):
                     # the mask comes from the device's generator: the same seed draws the same mask as on the CPU
-                    _same_stream(lambda dev, p=p, x=x, layout=layout: torch.native_dropout(place([x], dev, layout)[0], p, True))
+                    _same_stream(
+                        lambda dev, p=p, x=x, layout=layout: torch.native_dropout(place([x], dev, layout)[0], p, True)
+                    )
         check(lambda t: torch.native_dropout(t, 0.3, False), rand((4, 5), dtype))
-        _same_stream(lambda dev: F.dropout(rand((8, 9), dtype).to(dev), 0.25, training=True))
+        _same_stream(lambda dev, dtype=dtype: F.dropout(rand((8, 9), dtype).to(dev), 0.25, training=True))
     check(lambda t: torch.native_dropout(t, 0.3, True), torch.empty(0, 3))
 
 
@@ -1614,7 +1931,11 @@ def _native_dropout_backward() -> None:
     for dtype in FLOATS:
         g, mask = rand((4, 5), dtype, seed=9), rand((4, 5), BOOL, seed=2)
         check(lambda g, m: torch.ops.aten.native_dropout_backward(g, m, 1.25), g, mask)
-        _same_stream(lambda dev: _grads_of(lambda t: F.dropout(t, 0.2, training=True), 1)(rand((6, 7), dtype).to(dev), g.new_ones(6, 7).to(dev))[0])
+        _same_stream(
+            lambda dev, dtype=dtype, g=g: _grads_of(lambda t: F.dropout(t, 0.2, training=True), 1)(
+                rand((6, 7), dtype).to(dev), g.new_ones(6, 7).to(dev)
+            )[0]
+        )
     with pytest.raises(RuntimeError, match="Bool"):
         torch.ops.aten.native_dropout_backward(torch.ones(3, device=DEVICE), torch.ones(3, device=DEVICE), 2.0)
     with pytest.raises(RuntimeError, match="cpu"):
@@ -1624,18 +1945,32 @@ def _native_dropout_backward() -> None:
 # ---- Optimizers -----------------------------------------------------------------------------------
 
 
-def _pointwise_ternary(fn: Callable[..., torch.Tensor], inplace: Callable[..., torch.Tensor], *, low: float = -3) -> None:
+def _pointwise_ternary(
+    fn: Callable[..., torch.Tensor], inplace: Callable[..., torch.Tensor], *, low: float = -3
+) -> None:
     for dtype in FLOATS:
         a, b, c = rand((3, 4), dtype), rand((3, 4), dtype, seed=1), rand((3, 4), dtype, low=low, seed=2)
         check(fn, a, b, c)
         check(lambda x, y, z: fn(x, y[0], z[:, :1]), a, b, c)  # broadcasting
         check(lambda x, y, z: fn(x[0], y, z), a, b, c)
         check_inplace(inplace, a, b, c)
-        check(fn, View(rand((2, 3, 4, 5), dtype), _channels_last), rand((2, 3, 4, 5), dtype, seed=1), rand((2, 3, 4, 5), dtype, low=low, seed=2),
-              layouts=("contiguous",))
+        check(
+            fn,
+            View(rand((2, 3, 4, 5), dtype), _channels_last),
+            rand((2, 3, 4, 5), dtype, seed=1),
+            rand((2, 3, 4, 5), dtype, low=low, seed=2),
+            layouts=("contiguous",),
+        )
     check_outcome(fn, rand((3, 4)), rand((3, 4), F64, seed=1), rand((3, 4), low=low, seed=2))  # promotion
-    check_outcome(inplace, rand((3, 4)), rand((4, 4), seed=1), rand((3, 4), low=low, seed=2))  # shapes that do not broadcast
-    check_outcome(lambda x, y, z: fn(x, y, Host(z).tensor), rand((3, 4)), rand((3, 4), seed=1), torch.tensor(1.5), layouts=("contiguous",))
+    # shapes that do not broadcast
+    check_outcome(inplace, rand((3, 4)), rand((4, 4), seed=1), rand((3, 4), low=low, seed=2))
+    check_outcome(
+        lambda x, y, z: fn(x, y, Host(z).tensor),
+        rand((3, 4)),
+        rand((3, 4), seed=1),
+        torch.tensor(1.5),
+        layouts=("contiguous",),
+    )
     with pytest.raises(RuntimeError, match=r"foo:0.*foo:1|foo:1.*foo:0"):
         fn(torch.ones(2, device="foo:0"), torch.ones(2, device="foo:1"), torch.ones(2, device="foo:0"))
     with pytest.raises(RuntimeError, match="cpu"):
@@ -1645,28 +1980,51 @@ def _pointwise_ternary(fn: Callable[..., torch.Tensor], inplace: Callable[..., t
 @op_test("addcmul.out", "addcmul", "addcmul_")
 def _addcmul() -> None:
     _pointwise_ternary(lambda x, y, z: torch.addcmul(x, y, z, value=0.5), lambda x, y, z: x.addcmul_(y, z, value=-2))
-    check(lambda x, y, z: torch.addcmul(x, y, z), rand((3, 4), I64), rand((3, 4), I64, seed=1), rand((3, 4), I64, seed=2))
-    check_out(lambda x, y, z, out: torch.addcmul(x, y, z, value=3, out=out), rand((3, 4)), rand((3, 4), seed=1), rand((4,), seed=2))
+    check(
+        lambda x, y, z: torch.addcmul(x, y, z), rand((3, 4), I64), rand((3, 4), I64, seed=1), rand((3, 4), I64, seed=2)
+    )
+    check_out(
+        lambda x, y, z, out: torch.addcmul(x, y, z, value=3, out=out),
+        rand((3, 4)),
+        rand((3, 4), seed=1),
+        rand((4,), seed=2),
+    )
 
 
 @op_test("addcdiv.out", "addcdiv", "addcdiv_")
 def _addcdiv() -> None:
-    _pointwise_ternary(lambda x, y, z: torch.addcdiv(x, y, z, value=0.5), lambda x, y, z: x.addcdiv_(y, z, value=-2), low=0.5)
-    check_outcome(lambda x, y, z: torch.addcdiv(x, y, z), rand((3, 4), I64), rand((3, 4), I64, seed=1), rand((3, 4), I64, low=1, seed=2))
-    check_out(lambda x, y, z, out: torch.addcdiv(x, y, z, value=3, out=out), rand((3, 4)), rand((3, 4), seed=1), rand((4,), low=0.5, seed=2))
+    _pointwise_ternary(
+        lambda x, y, z: torch.addcdiv(x, y, z, value=0.5), lambda x, y, z: x.addcdiv_(y, z, value=-2), low=0.5
+    )
+    check_outcome(
+        lambda x, y, z: torch.addcdiv(x, y, z),
+        rand((3, 4), I64),
+        rand((3, 4), I64, seed=1),
+        rand((3, 4), I64, low=1, seed=2),
+    )
+    check_out(
+        lambda x, y, z, out: torch.addcdiv(x, y, z, value=3, out=out),
+        rand((3, 4)),
+        rand((3, 4), seed=1),
+        rand((4,), low=0.5, seed=2),
+    )
 
 
 @op_test("lerp.Scalar_out", "lerp.Scalar", "lerp_.Scalar")
 def _lerp_scalar() -> None:
     for weight in (0.1, 0.7, -1.5):
-        _pointwise_ternary(lambda x, y, z, w=weight: torch.lerp(x, y + 0 * z, w), lambda x, y, z, w=weight: x.lerp_(y + 0 * z, w))
+        _pointwise_ternary(
+            lambda x, y, z, w=weight: torch.lerp(x, y + 0 * z, w), lambda x, y, z, w=weight: x.lerp_(y + 0 * z, w)
+        )
     check_out(lambda x, y, out: torch.lerp(x, y, 0.25, out=out), rand((3, 4)), rand((4,), seed=1))
 
 
 @op_test("lerp.Tensor_out", "lerp.Tensor", "lerp_.Tensor")
 def _lerp_tensor() -> None:
     _pointwise_ternary(torch.lerp, lambda x, y, z: x.lerp_(y, z), low=0)
-    check_out(lambda x, y, z, out: torch.lerp(x, y, z, out=out), rand((3, 4)), rand((4,), seed=1), rand((3, 1), low=0, seed=2))
+    check_out(
+        lambda x, y, z, out: torch.lerp(x, y, z, out=out), rand((3, 4)), rand((4,), seed=1), rand((3, 1), low=0, seed=2)
+    )
 
 
 def _lists(shapes: Sequence[tuple[int, ...]], dtype: torch.dtype, seed: int, *, low: float = -3) -> list[torch.Tensor]:
@@ -1679,7 +2037,13 @@ FOREACH_SHAPES = [(4, 3), (3,), (), (2, 3, 2)]
 
 
 def _foreach_case(
-    fn: Callable[..., Any], n_lists: int, *, inplace: bool, low: float = -3, dtypes: Sequence[torch.dtype] = FLOATS, **tol: Any
+    fn: Callable[..., Any],
+    n_lists: int,
+    *,
+    inplace: bool,
+    low: float = -3,
+    dtypes: Sequence[torch.dtype] = FLOATS,
+    **tol: Any,
 ) -> None:
     def run(*lists: list[torch.Tensor]) -> Any:
         result = fn(*lists)
@@ -1710,8 +2074,15 @@ def _foreach_add() -> None:
     _foreach_case(lambda s, o: torch._foreach_add_(s, o, alpha=-0.1), 2, inplace=True)
     _foreach_case(lambda s, o: torch._foreach_add(s, o, alpha=2), 2, inplace=False)
     # integer lists take PyTorch's loop, with the CPU's promotion and errors
-    check_outcome(lambda s, o: torch._foreach_add(s, o), _lists(FOREACH_SHAPES, I64, 0), _lists(FOREACH_SHAPES, F32, 5), layouts=("contiguous",))
-    check_outcome(lambda s: (torch._foreach_add_(s, 0.5), s)[1], _lists(FOREACH_SHAPES, I64, 0), layouts=("contiguous",))
+    check_outcome(
+        lambda s, o: torch._foreach_add(s, o),
+        _lists(FOREACH_SHAPES, I64, 0),
+        _lists(FOREACH_SHAPES, F32, 5),
+        layouts=("contiguous",),
+    )
+    check_outcome(
+        lambda s: (torch._foreach_add_(s, 0.5), s)[1], _lists(FOREACH_SHAPES, I64, 0), layouts=("contiguous",)
+    )
 
 
 @op_test("_foreach_mul_.Scalar", "_foreach_mul.Scalar", "_foreach_mul_.Tensor")
@@ -1739,7 +2110,12 @@ def _foreach_addcmul() -> None:
 @op_test("_foreach_addcdiv_.Scalar", "_foreach_addcdiv_.ScalarList")
 def _foreach_addcdiv() -> None:
     _foreach_case(lambda s, a, b: torch._foreach_addcdiv_(s, a, b, -0.01), 3, inplace=True, low=0.5)
-    _foreach_case(lambda s, a, b: torch._foreach_addcdiv_(s, a, b, [-0.1 * (i + 1) for i in range(len(s))]), 3, inplace=True, low=0.5)
+    _foreach_case(
+        lambda s, a, b: torch._foreach_addcdiv_(s, a, b, [-0.1 * (i + 1) for i in range(len(s))]),
+        3,
+        inplace=True,
+        low=0.5,
+    )
     with pytest.raises(RuntimeError):
         x = [torch.ones(2, device=DEVICE)] * 2
         torch._foreach_addcdiv_(x, x, x, [1.0])
@@ -1756,7 +2132,8 @@ def _foreach_div() -> None:
 def _foreach_sqrt() -> None:
     _foreach_case(torch._foreach_sqrt, 1, inplace=False, low=0)
     _foreach_case(torch._foreach_sqrt_, 1, inplace=True, low=0)
-    check_outcome(torch._foreach_sqrt, _lists(FOREACH_SHAPES, I64, 0, low=0), layouts=("contiguous",))  # promotes to float
+    # promotes to float
+    check_outcome(torch._foreach_sqrt, _lists(FOREACH_SHAPES, I64, 0, low=0), layouts=("contiguous",))
 
 
 @op_test("_foreach_maximum_.List")
@@ -1790,7 +2167,9 @@ def _foreach_norm() -> None:
     check(clip, *_lists(FOREACH_SHAPES, F32, 3), layouts=("contiguous",))
 
 
-def _optimizer_step(make: Callable[[list[torch.Tensor]], torch.optim.Optimizer], steps: int = 3) -> Callable[..., list[torch.Tensor]]:
+def _optimizer_step(
+    make: Callable[[list[torch.Tensor]], torch.optim.Optimizer], steps: int = 3
+) -> Callable[..., list[torch.Tensor]]:
     """Parameters after `steps` steps of an optimizer, with gradients made from the parameters."""
 
     def run(*params: torch.Tensor) -> list[torch.Tensor]:
@@ -1800,7 +2179,9 @@ def _optimizer_step(make: Callable[[list[torch.Tensor]], torch.optim.Optimizer],
             for p in leaves:
                 p.grad = torch.sin(p.detach() * (step + 1))
             opt.step()
-        return [p.detach() for p in leaves] + [t for state in opt.state.values() for t in state.values() if isinstance(t, torch.Tensor) and t.dim()]
+        return [p.detach() for p in leaves] + [
+            t for state in opt.state.values() for t in state.values() if isinstance(t, torch.Tensor) and t.dim()
+        ]
 
     return run
 
@@ -1811,15 +2192,29 @@ def _fused_adam() -> None:
         for dtype in (F32, F64):
             params = _lists(FOREACH_SHAPES, dtype, 0)
             for kwargs in ({}, {"weight_decay": 0.1, "amsgrad": True}, {"maximize": True}, {"lr": torch.tensor(0.01)}):
-                check(_optimizer_step(lambda p, kw=kwargs: optimizer(p, fused=True, **kw)), *params, layouts=("contiguous",))
+                check(
+                    _optimizer_step(lambda p, kw=kwargs, optimizer=optimizer: optimizer(p, fused=True, **kw)),
+                    *params,
+                    layouts=("contiguous",),
+                )
             # the fused kernel computes as the for-loop one does, up to rounding
-            fused = _optimizer_step(lambda p: optimizer(p, fused=True))(*[p.to(DEVICE) for p in params])
-            looped = _optimizer_step(lambda p: optimizer(p, foreach=False))(*params)
+            fused = _optimizer_step(lambda p, optimizer=optimizer: optimizer(p, fused=True))(
+                *[p.to(DEVICE) for p in params]
+            )
+            looped = _optimizer_step(lambda p, optimizer=optimizer: optimizer(p, foreach=False))(*params)
             assert_same(fused, looped, rtol=1e-5, atol=1e-6)
     fused_adam = torch.ops.aten._fused_adam_
     p = [torch.ones(2, 2, device=DEVICE)]
     steps = [torch.ones((), device=DEVICE)]
-    common = {"lr": 0.1, "beta1": 0.9, "beta2": 0.99, "weight_decay": 0.0, "eps": 1e-8, "amsgrad": False, "maximize": False}
+    common = {
+        "lr": 0.1,
+        "beta1": 0.9,
+        "beta2": 0.99,
+        "weight_decay": 0.0,
+        "eps": 1e-8,
+        "amsgrad": False,
+        "maximize": False,
+    }
     with pytest.raises(RuntimeError, match="must be contiguous"):
         fused_adam([torch.ones(2, 2, device=DEVICE).t()], p, p, p, [], steps, **common)
     with pytest.raises(RuntimeError, match="exp_avgs.*Float|Double"):
@@ -1836,11 +2231,31 @@ def _fused_adam() -> None:
 def _fused_sgd() -> None:
     for dtype in (F32, F64):
         params = _lists(FOREACH_SHAPES, dtype, 0)
-        for kwargs in ({"momentum": 0.9}, {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01}, {}, {"lr": torch.tensor(0.05), "momentum": 0.5}):
-            check(_optimizer_step(lambda p, kw=kwargs: torch.optim.SGD(p, **{"lr": 0.1, **kw}, fused=True)), *params, layouts=("contiguous",))
+        for kwargs in (
+            {"momentum": 0.9},
+            {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01},
+            {},
+            {"lr": torch.tensor(0.05), "momentum": 0.5},
+        ):
+            check(
+                _optimizer_step(lambda p, kw=kwargs: torch.optim.SGD(p, **{"lr": 0.1, **kw}, fused=True)),
+                *params,
+                layouts=("contiguous",),
+            )
     with pytest.raises(RuntimeError, match="momentum_buffer_list"):
         p = [torch.ones(2, device=DEVICE)]
-        torch.ops.aten._fused_sgd_(p, p, p, weight_decay=0.0, momentum=0.0, lr=0.1, dampening=0.0, nesterov=False, maximize=False, is_first_step=True)
+        torch.ops.aten._fused_sgd_(
+            p,
+            p,
+            p,
+            weight_decay=0.0,
+            momentum=0.0,
+            lr=0.1,
+            dampening=0.0,
+            nesterov=False,
+            maximize=False,
+            is_first_step=True,
+        )
 
 
 # ---- Elementwise, comparisons and factories of transformer blocks ------------------------------
@@ -1850,7 +2265,11 @@ def _fused_sgd() -> None:
 def _reciprocal() -> None:
     for dtype in (F32, F64, I64):
         check(torch.reciprocal, rand((3, 4), dtype, low=1))
-        check_out(lambda t, out: torch.reciprocal(t, out=out), rand((3, 4), dtype, low=1), dtype=F32 if dtype == I64 else dtype)
+        check_out(
+            lambda t, out: torch.reciprocal(t, out=out),
+            rand((3, 4), dtype, low=1),
+            dtype=F32 if dtype == I64 else dtype,
+        )
     check_inplace(torch.reciprocal_, rand((3, 4), low=0.5))
     check(lambda t: 1.0 / t, rand((3, 4), low=0.5))
 
@@ -1963,12 +2382,24 @@ def _linalg_vector_norm() -> None:
             check(lambda t, o=ord_: torch.linalg.vector_norm(t, o, dim=(0, 2), keepdim=True), x)
         check_out(lambda t, out: torch.linalg.vector_norm(t, 2, dim=1, out=out), x)
     check(lambda t: torch.linalg.vector_norm(t, dtype=F64), rand((3, 4)))
-    check(_grad_of(lambda t: torch.linalg.vector_norm(t)), rand((3, 4)), Fixed(torch.tensor(2.0)), layouts=("contiguous", "transposed"))
+    check(
+        _grad_of(lambda t: torch.linalg.vector_norm(t)),
+        rand((3, 4)),
+        Fixed(torch.tensor(2.0)),
+        layouts=("contiguous", "transposed"),
+    )
 
 
 @op_test("arange.start_out")
 def _arange() -> None:
-    for args, kwargs in [((5,), {}), ((2, 9), {}), ((0, 1, 0.1), {}), ((10, 0, -3), {}), ((3,), {"dtype": F64}), ((1.5, 4.0), {"dtype": F32})]:
+    for args, kwargs in [
+        ((5,), {}),
+        ((2, 9), {}),
+        ((0, 1, 0.1), {}),
+        ((10, 0, -3), {}),
+        ((3,), {"dtype": F64}),
+        ((1.5, 4.0), {"dtype": F32}),
+    ]:
         with no_fallback():
             on_foo = torch.arange(*args, device=DEVICE, **kwargs)
         assert_same(on_foo, torch.arange(*args, **kwargs))
@@ -1983,13 +2414,17 @@ def _tril_triu() -> None:
         for dtype in (F32, I64, BOOL):
             x = rand((4, 5), dtype)
             for diagonal in (0, 1, -2):
-                check(lambda t, d=diagonal: fn(t, d), x)
-            check(lambda t: fn(t), rand((2, 3, 4), dtype))
-            check_out(lambda t, out: fn(t, 1, out=out), x)
-            check_inplace(lambda t: getattr(t, fn.__name__ + "_")(-1), x)
+                check(lambda t, d=diagonal, fn=fn: fn(t, d), x)
+            check(lambda t, fn=fn: fn(t), rand((2, 3, 4), dtype))
+            check_out(lambda t, out, fn=fn: fn(t, 1, out=out), x)
+            check_inplace(lambda t, fn=fn: getattr(t, fn.__name__ + "_")(-1), x)
         check_outcome(fn, rand((3,)))  # one dimension: the CPU's error
     # a causal mask, as transformers build it
-    check(lambda t: torch.tril(torch.ones(5, 5, dtype=BOOL, device=t.device)) & (t > 0), rand((5, 5)), layouts=("contiguous",))
+    check(
+        lambda t: torch.tril(torch.ones(5, 5, dtype=BOOL, device=t.device)) & (t > 0),
+        rand((5, 5)),
+        layouts=("contiguous",),
+    )
 
 
 @op_test("roll")
@@ -1999,7 +2434,8 @@ def _roll() -> None:
         check(lambda t: torch.roll(t, 2), x)
         check(lambda t: torch.roll(t, (1, -2), (0, 1)), x)
         check(lambda t: torch.roll(t, -3, 2), x)
-    check(lambda t: torch.roll(t, (-2, -2), (1, 2)), View(rand((2, 3, 6, 6)), _channels_last), layouts=("contiguous",))  # Swin's shift
+    # Swin's shift
+    check(lambda t: torch.roll(t, (-2, -2), (1, 2)), View(rand((2, 3, 6, 6)), _channels_last), layouts=("contiguous",))
     check_outcome(lambda t: torch.roll(t, (1, 2), (0,)), rand((3, 4)))
 
 
@@ -2011,7 +2447,12 @@ def _index_put() -> None:
         for accumulate in (False, True):
             check_inplace(lambda t, i, v, a=accumulate: t.index_put_((i,), v, accumulate=a), x, Fixed(i), Fixed(values))
             check(lambda t, i, v, a=accumulate: torch.index_put(t, (i,), v, accumulate=a), x, Fixed(i), Fixed(values))
-        check_inplace(lambda t, i, j: t.index_put_((i, j), torch.tensor(7, dtype=t.dtype)), x, Fixed(i), Fixed(torch.tensor([1, 2, 3])))
+        check_inplace(
+            lambda t, i, j: t.index_put_((i, j), torch.tensor(7, dtype=t.dtype)),
+            x,
+            Fixed(i),
+            Fixed(torch.tensor([1, 2, 3])),
+        )
         check_inplace(lambda t, m: t.index_put_((m,), torch.tensor(2, dtype=t.dtype)), x, Fixed(rand((6, 4), BOOL)))
     # the gradient of indexing by a tensor (relative position biases) accumulates
     table, index = rand((7, 3)), torch.tensor([[0, 6, 6], [2, 2, 0]])
@@ -2077,7 +2518,11 @@ def _hardsigmoid_backward() -> None:
     for dtype in FLOATS:
         g = rand((3, 4), dtype, seed=3)
         check(_grad_of(F.hardsigmoid), rand((3, 4), dtype, low=-5, high=5), g, layouts=("contiguous", "transposed"))
-        check_out(lambda g, x, out: torch.ops.aten.hardsigmoid_backward.grad_input(g, x, grad_input=out), g, rand((3, 4), dtype))
+        check_out(
+            lambda g, x, out: torch.ops.aten.hardsigmoid_backward.grad_input(g, x, grad_input=out),
+            g,
+            rand((3, 4), dtype),
+        )
 
 
 # ---- Random numbers ------------------------------------------------------------------------
@@ -2125,7 +2570,12 @@ def _bernoulli() -> None:
     _same_stream(lambda dev: torch.empty(100, dtype=BOOL, device=dev).bernoulli_(0.5))
     g_foo = torch.Generator(device=DEVICE).manual_seed(7)
     g_cpu = torch.Generator().manual_seed(7)
-    assert_same(torch.empty(100, device=DEVICE).bernoulli_(0.4, generator=g_foo), torch.empty(100).bernoulli_(0.4, generator=g_cpu), rtol=0, atol=0)
+    assert_same(
+        torch.empty(100, device=DEVICE).bernoulli_(0.4, generator=g_foo),
+        torch.empty(100).bernoulli_(0.4, generator=g_cpu),
+        rtol=0,
+        atol=0,
+    )
     with pytest.raises(RuntimeError, match="p"):
         torch.empty(3, device=DEVICE).bernoulli_(1.5)
 
@@ -2139,7 +2589,12 @@ def _random() -> None:
     _same_stream(lambda dev: torch.empty(6, 8, device=dev).t().random_(3, 9))
     g_foo = torch.Generator(device=DEVICE).manual_seed(7)
     g_cpu = torch.Generator().manual_seed(7)
-    assert_same(torch.randint(0, 100, (30,), device=DEVICE, generator=g_foo), torch.randint(0, 100, (30,), generator=g_cpu), rtol=0, atol=0)
+    assert_same(
+        torch.randint(0, 100, (30,), device=DEVICE, generator=g_foo),
+        torch.randint(0, 100, (30,), generator=g_cpu),
+        rtol=0,
+        atol=0,
+    )
     with pytest.raises(RuntimeError):
         torch.empty(3, dtype=torch.uint8, device=DEVICE).random_(0, 1000)
 

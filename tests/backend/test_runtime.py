@@ -421,7 +421,7 @@ def test_threads_compute_like_cpu() -> None:
                 out.append(y)
             assert all(t.device == torch.device(f"foo:{index % 2}") for t in out)
             expected = [torch.softmax(torch.relu(a @ b + step), 1).sum(0) for step in range(30)]
-            for got, want in zip(out, expected):
+            for got, want in zip(out, expected, strict=True):
                 torch.testing.assert_close(got.cpu(), want)
             results[index] = out
         except BaseException as err:  # noqa: BLE001 -- reported by the main thread

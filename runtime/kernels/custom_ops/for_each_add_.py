@@ -8,11 +8,6 @@ function signatures when the schema changes and keeps every line you write.
 
 from __future__ import annotations
 
-from typing import Any
-
-import torch
-from torch import Tensor
-
 
 def for_each_add__fake(tq, inc) -> None:
     # tq is the fake queue (custom_classes/tensor_queue.py, FakeTensorQueue): the op's effect on
