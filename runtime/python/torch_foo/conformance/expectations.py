@@ -4,10 +4,14 @@ names its reason; an entry without one, or with an unknown key, is an error."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the package's `test` extra installs tomli, the same parser
+    import tomli as tomllib
 
 EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
 
