@@ -23,9 +23,13 @@ import importlib
 import threading
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import torch
+from torch.utils.backend_registration import (
+    generate_methods_for_privateuse1_backend,
+    rename_privateuse1_backend,
+)
 
 from ._memory import add_memory_api
 from ._streams import add_stream_api
@@ -75,10 +79,10 @@ def install(device_name: str, package_name: str) -> types.ModuleType:
                 f"Cannot load backend '{device_name}' (package {package_name}): {err}"
             ) from err
         if torch._C._get_privateuse1_backend_name() == _DEFAULT_PRIVATEUSE1_NAME:
-            torch.utils.rename_privateuse1_backend(device_name)
+            rename_privateuse1_backend(device_name)
         _register_device_module(device_name, _make_device_module(device_name, c_module))
         if not hasattr(torch.Tensor, device_name):
-            torch.utils.generate_methods_for_privateuse1_backend(
+            generate_methods_for_privateuse1_backend(
                 for_tensor=True, for_module=True, for_storage=True
             )
         _installed[device_name] = c_module
@@ -100,7 +104,7 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
     """Build the ``torch.<name>`` module around the compiled functions ``c`` (the ``_C``
     module), one concern at a time."""
     mod = types.ModuleType(f"torch.{name}", f"Runtime API of the '{name}' device.")
-    mod._scaffold_device_module = True
+    vars(mod)["_scaffold_device_module"] = True
     index = _device_index(name, c)
     _add_device_api(mod, c, index)
     _add_rng_api(mod, c, index)
@@ -165,21 +169,21 @@ def _add_device_api(mod: types.ModuleType, c: Any, index: Callable[[Any], int]) 
                 c.set_device(self.idx)
             return self
 
-        def __exit__(self, *exc: object) -> bool:
+        def __exit__(self, *exc: object) -> Literal[False]:
             c.set_device(self.prev)
             return False
 
     _export(mod, is_available, set_device, synchronize, device)
-    mod.device_count = c.device_count
-    mod.current_device = c.current_device
-    mod.is_initialized = lambda: True
+    vars(mod).update(
+        device_count=c.device_count, current_device=c.current_device, is_initialized=lambda: True
+    )
 
 
 def _checked_seed(seed: Any) -> int:
-    seed = int(seed)
-    if not -(2**63) <= seed < 2**64:
-        raise ValueError(f"seed must be within [-2**63, 2**64), got {seed}")
-    return seed
+    value = int(seed)
+    if not -(2**63) <= value < 2**64:
+        raise ValueError(f"seed must be within [-2**63, 2**64), got {value}")
+    return value
 
 
 def _add_rng_api(mod: types.ModuleType, c: Any, index: Callable[[Any], int]) -> None:
@@ -302,7 +306,7 @@ def _add_amp(mod: types.ModuleType, name: str) -> None:
         return [torch.float16, torch.bfloat16]
 
     _export(mod, get_amp_supported_dtype)
-    mod.amp = _make_amp_module(name, get_amp_supported_dtype)
+    vars(mod)["amp"] = _make_amp_module(name, get_amp_supported_dtype)
 
 
 def _add_inductor_codegen(mod: types.ModuleType, name: str) -> None:
@@ -316,7 +320,7 @@ def _add_inductor_codegen(mod: types.ModuleType, name: str) -> None:
             return _inductor.codegen_attribute(name, attribute)
         raise AttributeError(f"module 'torch.{name}' has no attribute '{attribute}'")
 
-    mod.__getattr__ = __getattr__
+    vars(mod)["__getattr__"] = __getattr__
 
 
 def _make_amp_module(name: str, supported_dtypes: Any) -> types.ModuleType:
@@ -332,6 +336,5 @@ def _make_amp_module(name: str, supported_dtypes: Any) -> types.ModuleType:
 
     for fn in (autocast,):
         fn.__module__ = amp.__name__
-    amp.autocast = autocast
-    amp.get_amp_supported_dtype = supported_dtypes
+    vars(amp).update(autocast=autocast, get_amp_supported_dtype=supported_dtypes)
     return amp

@@ -56,10 +56,13 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
+
+if TYPE_CHECKING:  # torch.distributed re-exports it at run time only
+    from torch._C._distributed_c10d import Store
 
 # host_view: Gloo on CPU aliases of device memory; staging: through pinned host copies; device:
 # the engine gets the device tensors (for an engine that is not Gloo, see _engine).
@@ -111,7 +114,7 @@ def register(device_name: str) -> None:
         return
 
     def create(
-        store: dist.Store, rank: int, size: int, timeout: datetime.timedelta
+        store: Store, rank: int, size: int, timeout: datetime.timedelta
     ) -> CollectiveProcessGroup:
         return CollectiveProcessGroup(store, rank, size, timeout, device_name=device_name)
 
@@ -121,7 +124,7 @@ def register(device_name: str) -> None:
     dist.Backend.default_device_backend_map[device_name] = name
 
 
-def _engine(store: dist.Store, rank: int, size: int, timeout: datetime.timedelta) -> Any:
+def _engine(store: Store, rank: int, size: int, timeout: datetime.timedelta) -> Any:
     """The collective engine: Gloo. Swap here for your own library (see module docstring)."""
     return dist.ProcessGroupGloo(store, rank, size, timeout)
 
@@ -162,7 +165,8 @@ class _Staged:
         if self.mode == "device":  # an engine that reads device memory itself
             return tensor
         if self.mode == "host_view":
-            return torch.ops.scaffold_runtime.host_view(tensor)
+            view: torch.Tensor = torch.ops.scaffold_runtime.host_view(tensor)
+            return view
         staged = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
         if read:
             staged.copy_(tensor, non_blocking=True)
@@ -405,14 +409,14 @@ class CollectiveProcessGroup(dist.ProcessGroup):
 
     def __init__(
         self,
-        store: dist.Store,
+        store: Store,
         rank: int,
         size: int,
         timeout: datetime.timedelta,
         *,
         device_name: str,
     ) -> None:
-        super().__init__(rank, size)
+        super().__init__(rank, size)  # type: ignore[call-arg]  # c10d has this form; its stub lacks it
         self.device_name = device_name
         self.memory_mode = _memory_mode(device_name)
         self._engine = _engine(store, rank, size, timeout)
@@ -467,9 +471,11 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         if not devices and after is None:
             if _own_future(engine_work) is not None:  # else the caller waits for it, on its thread
                 _handoffs.keep(engine_work)
-            return engine_work  # CPU tensors, nothing to finish: Gloo's work as it is
+            cpu_work: dist.Work = engine_work
+            return cpu_work  # CPU tensors, nothing to finish: Gloo's work as it is
         result_list = list(results)
-        future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future(devices=devices)
+        future_devices: list[int | str | torch.device] = list(devices)
+        future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future(devices=future_devices)
         # Device work after the engine (copies back, AVG's division) runs on the group's own
         # streams, not behind whatever the current streams wait for (other collectives).
         streams = [self._completion_stream(device) for device in devices]
@@ -484,9 +490,8 @@ class CollectiveProcessGroup(dist.ProcessGroup):
                     for stream in streams:  # done before the gated streams go on
                         stream.synchronize()
                 except Exception as error:  # noqa: BLE001 -- handed to whoever waits
-                    future.set_exception(
-                        RuntimeError(f"{self.getBackendName()} {op} failed: {error}")
-                    )
+                    failure = RuntimeError(f"{self.getBackendName()} {op} failed: {error}")
+                    future.set_exception(failure)  # type: ignore[arg-type]  # its stub wants a result
                     return
                 future.set_result(result_list)
 
@@ -550,12 +555,13 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         """The engine's method for ``collective``: the first of its engine names the engine has,
         else its emulation by the single-tensor form, else (no such method) AttributeError."""
         for name in collective.engine_names:
-            method = getattr(self._engine, name, None)
+            method: Callable[..., Any] | None = getattr(self._engine, name, None)
             if method is not None:
-                return method  # type: ignore[no-any-return]
+                return method
         if collective.emulated_by is not None:
             return _one_by_one(getattr(self._engine, collective.emulated_by))
-        return getattr(self._engine, collective.engine_names[0])  # type: ignore[no-any-return]
+        missing: Callable[..., Any] = getattr(self._engine, collective.engine_names[0])  # raises
+        return missing
 
     def alltoall(
         self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
@@ -596,10 +602,12 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         staged = _Staged(self.device_name, self.memory_mode)
         host = [staged.output(t) for t in tensors]
         staged.synchronize()
-        return self._engine.recv_anysource(host, tag)
+        work: dist.Work = self._engine.recv_anysource(host, tag)
+        return work
 
     def barrier(self, opts: Any = None) -> dist.Work:
-        return self._engine.barrier(opts if opts is not None else dist.BarrierOptions())
+        work: dist.Work = self._engine.barrier(opts if opts is not None else dist.BarrierOptions())
+        return work
 
     def monitored_barrier(
         self, timeout: datetime.timedelta | None = None, wait_all_ranks: bool = False
