@@ -47,6 +47,7 @@ asynchronous launch of 16-element work within 2x and 4M-element work within 1.05
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -102,6 +103,12 @@ NATIVE_OPS: dict[str, tuple[str, Callable[[dict[str, Any]], object], tuple[str, 
 LARGE_OPS = ("add", "maximum", "exp")
 
 
+def _then(call: Callable[[], object], finish: Callable[[], object]) -> None:
+    """``call``, then ``finish`` (a synchronisation: what is measured is the work's completion)."""
+    call()
+    finish()
+
+
 def _tensors(n: int, device: str) -> dict[str, Any]:
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(n, generator=g), torch.randn(n, generator=g)
@@ -134,8 +141,10 @@ def worker(profiling: bool) -> dict[str, float]:
     import torch
     import torch_foo  # noqa: F401  (autoloaded already, unless TORCH_DEVICE_BACKEND_AUTOLOAD=0)
 
+    foo: Any = torch.get_device_module("foo")  # torch.foo, which the backend adds at run time
+
     warnings.simplefilter("ignore")  # the fallback's once-per-op warning
-    results: dict[str, float] = {"protected": float(torch.foo.memory_protection_enabled())}
+    results: dict[str, float] = {"protected": float(foo.memory_protection_enabled())}
     for label, n in (("small", SMALL), ("large", LARGE)):
         batch, samples, warmup = (200, 100, 200) if label == "small" else (1, 60, 5)
         tensors = {device: _tensors(n, device) for device in ("cpu", "foo")}
@@ -143,40 +152,41 @@ def worker(profiling: bool) -> dict[str, float]:
         cases: dict[str, Callable[[], object]] = {}
         for op in ops + ["fmax"]:
             for device, t in tensors.items():
+                call: Callable[[], object]
                 if op == "fmax":  # foo: the CPU fallback
-                    call = lambda t=t: torch.fmax(t["a"], t["b"])  # noqa: E731
+                    call = functools.partial(torch.fmax, t["a"], t["b"])
                 else:
-                    call = lambda t=t, fn=NATIVE_OPS[op][1]: fn(t)  # noqa: E731
+                    call = functools.partial(NATIVE_OPS[op][1], t)
                 if label == "large" and device == "foo":
                     # The kernel's completion, not its launch: a launch returns before a 4M-element
                     # kernel has run, which made the asynchronous modes look 50x faster than the CPU.
-                    call = lambda call=call: (call(), torch.foo.synchronize())  # noqa: E731
+                    call = functools.partial(_then, call, foo.synchronize)
                 cases[f"{op}/{device}"] = call
         for round_ in range(ROUNDS):
             for name, fn in cases.items():
                 key = f"{name}/{label}"
                 # (drained after each sample: foo's kernels are launched on the default stream)
-                us = 1e6 * median_seconds(fn, batch=batch, samples=samples, warmup=warmup, after=torch.foo.synchronize)
+                us = 1e6 * median_seconds(fn, batch=batch, samples=samples, warmup=warmup, after=foo.synchronize)
                 results[key] = min(us, results.get(key, math.inf))
                 print(f"  round {round_ + 1}: {key}: {us:.2f} us", file=sys.stderr)
-    side = torch.foo.Stream()
+    side = foo.Stream()
     for label, n in (("small", SMALL), ("large", LARGE)):
         batch, samples, warmup = (200, 60, 200) if label == "small" else (1, 40, 5)
         pinned, host_dst, device_dst = torch.randn(n).pin_memory(), torch.empty(n), torch.empty(n, device="foo")
         host = _tensors(n, "cpu")
-        with torch.foo.stream(side):
+        with foo.stream(side):
             dev = _tensors(n, "foo")  # on the side stream, as everything launched below
 
         def complete(fn: Callable[[], object], label: str = label) -> Callable[[], object]:
-            return fn if label == "small" else lambda: (fn(), side.synchronize())
+            return fn if label == "small" else functools.partial(_then, fn, side.synchronize)
 
         launches: dict[str, Callable[[], object]] = {
-            "copy/cpu": lambda dst=host_dst, src=pinned: dst.copy_(src),
-            "copy/foo": complete(lambda dst=device_dst, src=pinned: dst.copy_(src, non_blocking=True)),
-            "add/cpu": lambda t=host: torch.add(t["a"], t["b"]),
-            "add/foo": complete(lambda t=dev: torch.add(t["a"], t["b"])),
+            "copy/cpu": functools.partial(host_dst.copy_, pinned),
+            "copy/foo": complete(functools.partial(device_dst.copy_, pinned, non_blocking=True)),
+            "add/cpu": functools.partial(torch.add, host["a"], host["b"]),
+            "add/foo": complete(functools.partial(torch.add, dev["a"], dev["b"])),
         }
-        with torch.foo.stream(side):  # entered once: the launch is measured, not the context manager
+        with foo.stream(side):  # entered once: the launch is measured, not the context manager
             for round_ in range(ROUNDS):
                 for name, fn in launches.items():
                     key = f"launch/{name}/{label}"
@@ -185,13 +195,13 @@ def worker(profiling: bool) -> dict[str, float]:
                     print(f"  round {round_ + 1}: {key}: {us:.2f} us", file=sys.stderr)
     for round_ in range(ROUNDS):
         for device in ("cpu", "foo"):
-            fn = lambda d=device: torch.empty(256, device=d)  # noqa: E731
+            fn = functools.partial(torch.empty, 256, device=device)
             us = 1e6 * median_seconds(fn, batch=500, samples=60, warmup=500)
             results[f"alloc/{device}"] = min(us, results.get(f"alloc/{device}", math.inf))
             print(f"  round {round_ + 1}: alloc/{device}: {us:.3f} us", file=sys.stderr)
     if profiling:
         profiled(results)
-    fell_back = torch.foo.fallback_counts()
+    fell_back = foo.fallback_counts()
     native = {name for _, _, names in NATIVE_OPS.values() for name in names}
     assert not native & set(fell_back), f"native ops ran through the CPU fallback: {fell_back}"
     assert fell_back.get("aten::fmax.out", 0) > 0, "fmax did not run through the fallback"

@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 SIZES = [4 << 10, 256 << 10, 4 << 20, 32 << 20]  # bytes per rank
 REPS = {4 << 10: 200, 256 << 10: 100, 4 << 20: 20, 32 << 20: 8}
@@ -39,13 +40,18 @@ def worker() -> None:
     import torch.distributed as dist
     import torch_foo
 
+    foo: Any = torch.get_device_module("foo")  # torch.foo, which the backend adds at run time
     rank = int(os.environ["RANK"])
-    torch.foo.set_device(rank % torch.foo.device_count())
-    device = torch.device("foo", torch.foo.current_device())
+    foo.set_device(rank % foo.device_count())
+    device = torch.device("foo", foo.current_device())
     dist.init_process_group()  # the device's default backend: fooccl, host views
-    groups = {"foo/host_view": dist.group.WORLD, "cpu/gloo": dist.new_group(backend="gloo")}
+    def member(group: object) -> dist.ProcessGroup:
+        assert isinstance(group, dist.ProcessGroup)  # every rank is in every group
+        return group
+
+    groups = {"foo/host_view": member(dist.group.WORLD), "cpu/gloo": member(dist.new_group(backend="gloo"))}
     torch_foo.distributed.set_memory_mode("foo", "staging")
-    groups["foo/staging"] = dist.new_group(backend="fooccl")
+    groups["foo/staging"] = member(dist.new_group(backend="fooccl"))
     results: dict[str, dict[int, float]] = {c: {} for c in CONFIGS}
     for size in SIZES:
         for config in CONFIGS:
@@ -85,7 +91,8 @@ def launch(world: int) -> dict[str, dict[str, float]]:
     outputs = [p.communicate()[0] for p in procs]
     if any(p.returncode for p in procs):
         raise SystemExit(f"a worker failed: exit codes {[p.returncode for p in procs]}")
-    return json.loads(outputs[0].strip().splitlines()[-1])
+    results: dict[str, dict[str, float]] = json.loads(outputs[0].strip().splitlines()[-1])
+    return results
 
 
 def main() -> None:

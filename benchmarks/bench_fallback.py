@@ -21,6 +21,7 @@ elements and 1.2x for 4M elements (geometric means, in-place ops included). Alwa
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -88,9 +89,9 @@ def worker() -> dict[str, float]:
         cases: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {}
         for op, (_, _, call, _, twin) in OPS.items():
             for device, t in tensors.items():
-                cases[f"{op}/{device}"] = (lambda call=call, t=t: call(t), finishers[device])
+                cases[f"{op}/{device}"] = (functools.partial(call, t), finishers[device])
             if twin is not None:
-                cases[f"{op}/native"] = (lambda twin=twin, t=tensors["foo"]: twin(t), finishers["foo"])
+                cases[f"{op}/native"] = (functools.partial(twin, tensors["foo"]), finishers["foo"])
         for round_ in range(ROUNDS):
             for name, (fn, finish) in cases.items():
                 key = f"{name}/{label}"

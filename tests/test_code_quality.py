@@ -1,7 +1,8 @@
 """Every Python file of the repository is ruff clean (one configuration, in pyproject.toml): the
 generator, the runtime's Python package that every project gets, the reference backend's kernels
 and generated files, the benchmarks, the tests and CI's scripts; build outputs are not ours to
-check. The generator's own code is also mypy strict; its layering is tests/test_layering.py."""
+check. The generator, the runtime's Python package and the benchmarks are also mypy strict; the
+generator's layering is tests/test_layering.py."""
 
 from __future__ import annotations
 
@@ -35,8 +36,11 @@ def test_ruff_checks_every_python_file_of_the_tree_and_no_build_output() -> None
     assert {path for path in checked if path.endswith((".py", ".pyi"))} == set(git.stdout.splitlines())
 
 
-def test_codegen_is_mypy_strict() -> None:
-    command = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "codegen"]
+MYPY_STRICT_SOURCES = ["codegen", "runtime/python", "benchmarks"]
+
+
+def test_the_python_sources_are_mypy_strict() -> None:
+    command = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *MYPY_STRICT_SOURCES]
     process = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
     assert process.returncode == 0, process.stdout + process.stderr
 

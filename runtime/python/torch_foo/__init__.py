@@ -19,7 +19,7 @@ distributed.register(DEVICE_NAME)
 # The YAML's custom ops: _C defines them and registers their kernels; this module adds their fake
 # kernels and autograd formulas (torch.library), built from generated/custom_ops/ and
 # kernels/custom_ops/*.py.
-from . import custom_ops  # noqa: E402,F401,I001 (after _C, in this order)
+from . import custom_ops  # type: ignore[attr-defined]  # noqa: E402,F401,I001 (after _C, in this order; the build writes it)
 # The fake classes and fake kernels of the backend's custom classes (see custom_classes.py), which
 # torch.compile and torch.export trace with; after _C, which registers the real ones.
 from . import custom_classes  # noqa: E402,F401

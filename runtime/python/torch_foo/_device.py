@@ -22,9 +22,14 @@ from __future__ import annotations
 import importlib
 import threading
 import types
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 import torch
+from torch.utils.backend_registration import (
+    generate_methods_for_privateuse1_backend,
+    rename_privateuse1_backend,
+)
 
 from ._memory import add_memory_api
 from ._streams import add_stream_api
@@ -74,10 +79,10 @@ def install(device_name: str, package_name: str) -> types.ModuleType:
                 f"Cannot load backend '{device_name}' (package {package_name}): {err}"
             ) from err
         if torch._C._get_privateuse1_backend_name() == _DEFAULT_PRIVATEUSE1_NAME:
-            torch.utils.rename_privateuse1_backend(device_name)
+            rename_privateuse1_backend(device_name)
         _register_device_module(device_name, _make_device_module(device_name, c_module))
         if not hasattr(torch.Tensor, device_name):
-            torch.utils.generate_methods_for_privateuse1_backend(
+            generate_methods_for_privateuse1_backend(
                 for_tensor=True, for_module=True, for_storage=True
             )
         _installed[device_name] = c_module
@@ -96,14 +101,36 @@ def _register_device_module(device_name: str, module: types.ModuleType) -> None:
 
 
 def _make_device_module(name: str, c: Any) -> types.ModuleType:
-    """Build the ``torch.<name>`` module around the compiled functions."""
+    """Build the ``torch.<name>`` module around the compiled functions ``c`` (the ``_C``
+    module), one concern at a time."""
     mod = types.ModuleType(f"torch.{name}", f"Runtime API of the '{name}' device.")
-    mod._scaffold_device_module = True
+    vars(mod)["_scaffold_device_module"] = True
+    index = _device_index(name, c)
+    _add_device_api(mod, c, index)
+    _add_rng_api(mod, c, index)
+    _add_memory_stats_api(mod, c, index)
+    _add_fallback_counts(mod, name)
+    _add_amp(mod, name)
+    add_stream_api(mod, name, c, index)
+    add_memory_api(mod, name, c, index)  # after _add_memory_stats_api: torch.<name>.memory has both
+    _add_inductor_codegen(mod, name)
+    return mod
+
+
+def _export(mod: types.ModuleType, *functions: Callable[..., Any]) -> None:
+    """Make ``functions`` attributes of ``mod`` under their names, belonging to it."""
+    for function in functions:
+        function.__module__ = mod.__name__
+        setattr(mod, function.__name__, function)
+
+
+def _device_index(name: str, c: Any) -> Callable[[Any], int]:
+    """The function that reads a device index from what torch.<name>'s functions take."""
 
     def index(device: Any = None) -> int:
         """Device index from None (current), an int, 'name:i' or torch.device."""
         if device is None:
-            return c.current_device()
+            return int(c.current_device())
         if isinstance(device, int):
             return device
         if isinstance(device, str):
@@ -111,12 +138,17 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
         if isinstance(device, torch.device):
             if device.type != name:
                 raise ValueError(f"expected a '{name}' device, got '{device}'")
-            return c.current_device() if device.index is None else device.index
+            return int(c.current_device()) if device.index is None else device.index
         raise TypeError(f"expected a device index, string or torch.device, got {device!r}")
 
-    # --- devices -------------------------------------------------------------
+    return index
+
+
+def _add_device_api(mod: types.ModuleType, c: Any, index: Callable[[Any], int]) -> None:
+    """Devices: how many, which is current, waiting for one."""
+
     def is_available() -> bool:
-        return c.device_count() > 0
+        return bool(c.device_count() > 0)
 
     def set_device(device: Any) -> None:
         c.set_device(index(device))
@@ -131,33 +163,42 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
             self.idx = -1 if idx is None else index(idx)
             self.prev = -1
 
-        def __enter__(self):
+        def __enter__(self) -> device:
             self.prev = c.current_device()
             if self.idx != -1:
                 c.set_device(self.idx)
             return self
 
-        def __exit__(self, *exc: Any) -> bool:
+        def __exit__(self, *exc: object) -> Literal[False]:
             c.set_device(self.prev)
             return False
 
-    # --- random numbers ------------------------------------------------------
-    def _check_seed(seed: Any) -> int:
-        seed = int(seed)
-        if not -(2**63) <= seed < 2**64:
-            raise ValueError(f"seed must be within [-2**63, 2**64), got {seed}")
-        return seed
+    _export(mod, is_available, set_device, synchronize, device)
+    vars(mod).update(
+        device_count=c.device_count, current_device=c.current_device, is_initialized=lambda: True
+    )
+
+
+def _checked_seed(seed: Any) -> int:
+    value = int(seed)
+    if not -(2**63) <= value < 2**64:
+        raise ValueError(f"seed must be within [-2**63, 2**64), got {value}")
+    return value
+
+
+def _add_rng_api(mod: types.ModuleType, c: Any, index: Callable[[Any], int]) -> None:
+    """Random numbers: seeds and generator states, per device and for all of them."""
 
     def manual_seed(seed: Any) -> None:
-        c.manual_seed(-1, _check_seed(seed))
+        c.manual_seed(-1, _checked_seed(seed))
 
     def manual_seed_all(seed: Any) -> None:
-        seed = _check_seed(seed)
+        seed = _checked_seed(seed)
         for i in range(c.device_count()):
             c.manual_seed(i, seed)
 
     def seed() -> int:
-        return c.seed(-1)
+        return int(c.seed(-1))
 
     def seed_all() -> None:
         # Like CUDA: one random seed, applied to every device.
@@ -166,7 +207,7 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
             c.manual_seed(i, value)
 
     def initial_seed() -> int:
-        return c.initial_seed(-1)
+        return int(c.initial_seed(-1))
 
     def get_rng_state(device: Any = None) -> torch.Tensor:
         data = bytearray(c.get_rng_state(index(device)))
@@ -187,20 +228,30 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
         # True in a child forked after the parent used device memory: the
         # child would share the parent's device pages, so (as with CUDA) it
         # must not use the device. torch.manual_seed checks this.
-        return c.in_bad_fork()
+        return bool(c.in_bad_fork())
 
-    # --- memory --------------------------------------------------------------
+    _export(
+        mod,
+        manual_seed, manual_seed_all, seed, seed_all, initial_seed,
+        get_rng_state, set_rng_state, get_rng_state_all, set_rng_state_all,
+        _is_in_bad_fork,
+    )
+
+
+def _add_memory_stats_api(mod: types.ModuleType, c: Any, index: Callable[[Any], int]) -> None:
+    """The allocator's statistics and capacity (the rest of the memory API: _memory.py)."""
+
     def memory_allocated(device: Any = None) -> int:
-        return c.memory_allocated(index(device))
+        return int(c.memory_allocated(index(device)))
 
     def memory_reserved(device: Any = None) -> int:
-        return c.memory_reserved(index(device))
+        return int(c.memory_reserved(index(device)))
 
     def max_memory_allocated(device: Any = None) -> int:
-        return c.max_memory_allocated(index(device))
+        return int(c.max_memory_allocated(index(device)))
 
     def memory_stats(device: Any = None) -> dict[str, int]:
-        return c.memory_stats(index(device))
+        return dict(c.memory_stats(index(device)))
 
     def reset_peak_memory_stats(device: Any = None) -> None:
         c.reset_peak_memory_stats(index(device))
@@ -212,12 +263,22 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
         c.set_memory_capacity(index(device), nbytes)
 
     def get_memory_capacity(device: Any = None) -> int:
-        return c.get_memory_capacity(index(device))
+        return int(c.get_memory_capacity(index(device)))
 
     def memory_protection_enabled() -> bool:
-        return c.memory_protection_enabled()
+        return bool(c.memory_protection_enabled())
 
-    # --- fallback statistics (ops defined by the generated code) -------------
+    _export(
+        mod,
+        memory_allocated, memory_reserved, max_memory_allocated, memory_stats,
+        reset_peak_memory_stats, empty_cache, set_memory_capacity,
+        get_memory_capacity, memory_protection_enabled,
+    )
+
+
+def _add_fallback_counts(mod: types.ModuleType, name: str) -> None:
+    """How often ops ran through the CPU fallback (ops defined by the generated code)."""
+
     def _fallback_op(op_name: str) -> Any:
         try:
             return getattr(getattr(torch.ops, name), op_name)
@@ -235,39 +296,31 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
     def reset_fallback_counts() -> None:
         _fallback_op("_reset_fallback_counts")()
 
+    _export(mod, fallback_counts, reset_fallback_counts)
+
+
+def _add_amp(mod: types.ModuleType, name: str) -> None:
+    """Mixed precision: the dtypes autocast supports, and ``torch.<name>.amp``."""
+
     def get_amp_supported_dtype() -> list[torch.dtype]:
         return [torch.float16, torch.bfloat16]
 
-    for fn in (
-        is_available, set_device, synchronize, device,
-        manual_seed, manual_seed_all, seed, seed_all, initial_seed,
-        get_rng_state, set_rng_state, get_rng_state_all, set_rng_state_all,
-        _is_in_bad_fork,
-        memory_allocated, memory_reserved, max_memory_allocated, memory_stats,
-        reset_peak_memory_stats, empty_cache, set_memory_capacity,
-        get_memory_capacity, memory_protection_enabled,
-        fallback_counts, reset_fallback_counts, get_amp_supported_dtype,
-    ):
-        fn.__module__ = mod.__name__
-        setattr(mod, fn.__name__, fn)
-    mod.device_count = c.device_count
-    mod.amp = _make_amp_module(name, get_amp_supported_dtype)
-    mod.current_device = c.current_device
-    add_stream_api(mod, name, c, index)
-    add_memory_api(mod, name, c, index)
-    mod.is_initialized = lambda: True
+    _export(mod, get_amp_supported_dtype)
+    vars(mod)["amp"] = _make_amp_module(name, get_amp_supported_dtype)
+
+
+def _add_inductor_codegen(mod: types.ModuleType, name: str) -> None:
+    """Inductor asks the device module for its code generators; resolving them lazily keeps
+    Inductor out of ``import torch_<name>``."""
 
     def __getattr__(attribute: str) -> Any:
-        # Inductor asks the device module for its code generators; resolving
-        # them lazily keeps Inductor out of `import torch_<name>`.
         from . import _inductor
 
         if attribute in _inductor.CODEGEN_ATTRIBUTES:
             return _inductor.codegen_attribute(name, attribute)
         raise AttributeError(f"module 'torch.{name}' has no attribute '{attribute}'")
 
-    mod.__getattr__ = __getattr__
-    return mod
+    vars(mod)["__getattr__"] = __getattr__
 
 
 def _make_amp_module(name: str, supported_dtypes: Any) -> types.ModuleType:
@@ -283,6 +336,5 @@ def _make_amp_module(name: str, supported_dtypes: Any) -> types.ModuleType:
 
     for fn in (autocast,):
         fn.__module__ = amp.__name__
-    amp.autocast = autocast
-    amp.get_amp_supported_dtype = supported_dtypes
+    vars(amp).update(autocast=autocast, get_amp_supported_dtype=supported_dtypes)
     return amp

@@ -21,7 +21,7 @@ the kernel call below) with its own code generator, e.g. Triton.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -90,7 +90,7 @@ def _treat_as_cpp_codegen_nodes(device_name: str) -> None:
     node crashes in the scheduler, e.g. in a backward pass)."""
     from torch._inductor import scheduler
 
-    node_class = scheduler.BaseSchedulerNode
+    node_class: Any = scheduler.BaseSchedulerNode  # patched below, beyond its declared type
     if not hasattr(node_class, "is_cpu"):
         return  # a torch without these checks
     if hasattr(node_class, "_scaffold_cpp_devices"):
@@ -179,15 +179,14 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
         ) -> None:
             device = kwargs.get("device") or _current_device()
             if device.type != device_name or kwargs.get("triton", True):
-                return super()._generate_kernel_call_helper(
-                    kernel_name, call_args, *args, **kwargs
-                )
+                super()._generate_kernel_call_helper(kernel_name, call_args, *args, **kwargs)
+                return
             arg_types = kwargs.get("arg_types") or [None] * len(call_args)
             wrapped = [
                 f"_host_view({arg})" if _is_pointer(arg_type) else arg
                 for arg, arg_type in zip(call_args, arg_types, strict=True)
             ]
-            self.writeline(self.wrap_kernel_call(kernel_name, wrapped))
+            self.writeline(self.wrap_kernel_call(kernel_name, wrapped))  # type: ignore[no-untyped-call]
 
     class DeviceSubgraphWrapperCodegen(HostViewKernelCalls, SubgraphPythonWrapperCodegen):
         """The wrapper of a subgraph (torch.cond branches, ...)."""
@@ -205,9 +204,9 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
             # The base class's create() builds a plain PythonWrapperCodegen.
             if is_subgraph:
                 return DeviceSubgraphWrapperCodegen(
-                    subgraph_name, parent_wrapper, partition_signatures
+                    cast(str, subgraph_name), parent_wrapper, partition_signatures  # named when a subgraph
                 )
-            return DeviceWrapperCodegen()
+            return DeviceWrapperCodegen()  # type: ignore[no-untyped-call]
 
     class DeviceCppWrapperCodegen(CppWrapperCpu):
         """Not supported: the C++ wrapper (cpp_wrapper=True, AOTInductor) would
@@ -256,13 +255,13 @@ def _device_op_overrides(device_name: str) -> Any:
                 """
             )
 
-        def set_device(self, device_idx: int) -> str:
+        def set_device(self, device_idx: int | str) -> str:
             return f"torch.{device_name}.set_device({device_idx})"
 
         def synchronize(self) -> str:
             return f"torch.{device_name}.synchronize()"
 
-        def device_guard(self, device_idx: int) -> str:
+        def device_guard(self, device_idx: int | str) -> str:
             return f"torch.{device_name}.device({device_idx})"
 
         def cpp_kernel_type(self) -> str:
@@ -279,7 +278,7 @@ def _device_interface(device_name: str) -> Any:
     class Interface(DeviceInterface):
         """What Dynamo and Inductor ask of the device (torch.<name> answers)."""
 
-        class Event(CpuInterface.Event):  # type: ignore[misc]
+        class Event(CpuInterface.Event):
             pass
 
         class Worker:

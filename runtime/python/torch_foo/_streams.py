@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import torch
 
@@ -43,9 +43,9 @@ def add_stream_api(mod: types.ModuleType, name: str, c: Any, index: Callable[[An
         """An event of the current device: a plain ``torch.Event`` (torch's own methods, e.g.
         ``elapsed_time``, accept nothing else, not even a subclass)."""
 
-        def __new__(
+        def __new__(  # type: ignore[misc]  # makes a torch.Event, not an instance of the class
             cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
-        ) -> torch.Event:  # type: ignore[misc]
+        ) -> torch.Event:
             return torch.Event(
                 device=_device(None),
                 enable_timing=enable_timing,
@@ -86,7 +86,7 @@ def add_stream_api(mod: types.ModuleType, name: str, c: Any, index: Callable[[An
                 torch.accelerator.set_stream(self.stream)
             return self.stream
 
-        def __exit__(self, *exc: object) -> bool:
+        def __exit__(self, *exc: object) -> Literal[False]:
             if self.previous is not None:
                 torch.accelerator.set_stream(self.previous)
             return False
@@ -119,4 +119,4 @@ def add_stream_api(mod: types.ModuleType, name: str, c: Any, index: Callable[[An
     ):
         obj.__module__ = mod.__name__
         setattr(mod, obj.__name__, obj)
-    mod.DeviceProperties = DeviceProperties
+    vars(mod)["DeviceProperties"] = DeviceProperties

@@ -6,6 +6,7 @@ Run after `pip install --no-build-isolation ./runtime`: python -m torch_foo.demo
 """
 
 import warnings
+from typing import Any
 
 import torch
 
@@ -13,6 +14,7 @@ import torch_foo  # noqa: F401  (`import torch` autoloads it too, unless TORCH_D
 
 
 def main() -> None:
+    foo: Any = torch.get_device_module("foo")  # torch.foo, which the backend adds at run time
     torch.manual_seed(0)  # seeds the CPU (parameter init) and every foo device
     inputs = torch.randn(256, 16, device="foo")
     targets = inputs[:, :4].sum(dim=1).gt(0).long()
@@ -20,7 +22,7 @@ def main() -> None:
         torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2)
     ).to("foo")
     optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-    print(f"device: {inputs.device}, {torch.foo.device_count()} device(s)")
+    print(f"device: {inputs.device}, {foo.device_count()} device(s)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the fallback warns once per op; counted below instead
         for step in range(20):
@@ -32,8 +34,8 @@ def main() -> None:
                 print(f"step {step:2d}  loss {loss.item():.4f}")
         accuracy = (model(inputs).argmax(dim=1) == targets).float().mean().item()
     print(f"accuracy on the training set: {accuracy:.2%}")
-    print(f"device memory allocated: {torch.foo.memory_allocated()} bytes")
-    print(f"ops that ran on the CPU through the fallback: {torch.foo.fallback_counts()}")
+    print(f"device memory allocated: {foo.memory_allocated()} bytes")
+    print(f"ops that ran on the CPU through the fallback: {foo.fallback_counts()}")
 
 
 if __name__ == "__main__":

@@ -37,38 +37,36 @@ to Gloo): ``cpu:gloo,<device>:<device>ccl`` then runs both devices through it.
 ``_engine()`` (today: a ``ProcessGroupGloo``) return an object with the same methods on your
 library (``allreduce``, ``broadcast``, ``allgather``, ``_allgather_base``, ``reduce_scatter``,
 ``_reduce_scatter_base``, ``alltoall_base``, ``send``, ``recv``, ``barrier``, ...: the c10d
-``Backend`` methods, returning ``Work``), and make ``_memory_mode`` return ``"device"`` so your
-library gets the device tensors themselves. See the project README.
+``Backend`` methods, returning ``Work``; ``COLLECTIVES`` lists which the group calls, by which
+engine names), and make ``_memory_mode`` return ``"device"`` so your library gets the device
+tensors themselves. See the project README.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import datetime
+import enum
 import functools
+import inspect
 import threading
 import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
 
+if TYPE_CHECKING:  # torch.distributed re-exports it at run time only
+    from torch._C._distributed_c10d import Store
+
 # host_view: Gloo on CPU aliases of device memory; staging: through pinned host copies; device:
 # the engine gets the device tensors (for an engine that is not Gloo, see _engine).
 MEMORY_MODES = ("host_view", "staging", "device")
-
-# c10d's Python binding names changed across the supported releases (torch 2.14 renamed
-# _allgather_base -> all_gather_single etc.); our class answers to both, and calls Gloo by the
-# first name it has.
-_COALESCED_ALLGATHER_NAMES = ("all_gather_single_coalesced", "allgather_into_tensor_coalesced")
-_COALESCED_REDUCE_SCATTER_NAMES = (
-    "reduce_scatter_single_coalesced",
-    "reduce_scatter_tensor_coalesced",
-)
 
 _memory_override: dict[str, str] = {}
 
@@ -116,7 +114,7 @@ def register(device_name: str) -> None:
         return
 
     def create(
-        store: dist.Store, rank: int, size: int, timeout: datetime.timedelta
+        store: Store, rank: int, size: int, timeout: datetime.timedelta
     ) -> CollectiveProcessGroup:
         return CollectiveProcessGroup(store, rank, size, timeout, device_name=device_name)
 
@@ -126,7 +124,7 @@ def register(device_name: str) -> None:
     dist.Backend.default_device_backend_map[device_name] = name
 
 
-def _engine(store: dist.Store, rank: int, size: int, timeout: datetime.timedelta) -> Any:
+def _engine(store: Store, rank: int, size: int, timeout: datetime.timedelta) -> Any:
     """The collective engine: Gloo. Swap here for your own library (see module docstring)."""
     return dist.ProcessGroupGloo(store, rank, size, timeout)
 
@@ -159,14 +157,16 @@ class _Staged:
         self.devices.add(tensor.device)
         return True
 
-    def _host(self, tensor: torch.Tensor, read: bool, write: bool) -> torch.Tensor:
+    def host(self, tensor: torch.Tensor, read: bool, write: bool) -> torch.Tensor:
+        """``tensor`` as the engine gets it, for an engine that reads it, writes it or both."""
         if not self._on_device(tensor):
             return tensor
         tensor = tensor.detach()
         if self.mode == "device":  # an engine that reads device memory itself
             return tensor
         if self.mode == "host_view":
-            return torch.ops.scaffold_runtime.host_view(tensor)
+            view: torch.Tensor = torch.ops.scaffold_runtime.host_view(tensor)
+            return view
         staged = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
         if read:
             staged.copy_(tensor, non_blocking=True)
@@ -175,13 +175,10 @@ class _Staged:
         return staged
 
     def input(self, tensor: torch.Tensor) -> torch.Tensor:
-        return self._host(tensor, read=True, write=False)
+        return self.host(tensor, read=True, write=False)
 
     def output(self, tensor: torch.Tensor) -> torch.Tensor:
-        return self._host(tensor, read=False, write=True)
-
-    def inout(self, tensor: torch.Tensor) -> torch.Tensor:
-        return self._host(tensor, read=True, write=True)
+        return self.host(tensor, read=False, write=True)
 
     def synchronize(self) -> None:
         """Wait for the work queued on the current stream of each device: the engine reads
@@ -259,20 +256,167 @@ def _unsupported(op: str, device_name: str, why: str = "") -> NotImplementedErro
     )
 
 
+class Staging(enum.Enum):
+    """What a collective does with an argument, which says how the group stages it (_Staged)."""
+
+    IN = "in"  # the engine reads it: a host view, or a pinned copy of it (staging)
+    OUT = "out"  # the engine writes it: a host view, or a pinned buffer copied back when done
+    INOUT = "inout"  # the engine reads and writes it (in place)
+    PLAIN = "plain"  # not tensors (split sizes, ranks, tags): handed to the engine as it is
+
+
+IN, OUT, INOUT, PLAIN = Staging.IN, Staging.OUT, Staging.INOUT, Staging.PLAIN
+
+
+@dataclasses.dataclass(frozen=True)
+class Collective:
+    """A collective that CollectiveProcessGroup runs by staging its tensors and calling the
+    engine's method of the same arguments.
+
+    c10d calls the group's method ``name`` (or an alias) with the ``params`` in order, then the
+    options when the collective has an options class (None or left out: its defaults). An
+    argument is a tensor, a list of tensors or a list of lists of them, staged as its Staging
+    says. The work's future completes with the tensors written (OUT, INOUT), or, on a rank that
+    writes none (a sender, gather off the root), with the tensors read."""
+
+    name: str  # the ProcessGroup method that c10d calls
+    params: tuple[tuple[str, Staging], ...]  # the arguments before the options
+    # The c10d options class, by its name in torch.distributed.distributed_c10d (not all of them
+    # are exported by torch.distributed: AllgatherOptions is not); None: the method takes none.
+    options: str | None
+    label: str = ""  # its name in messages: torch.distributed's function (default: name)
+    aliases: tuple[str, ...] = ()  # c10d's other names for the method (torch 2.14 renamed some)
+    reduces: bool = False  # takes a ReduceOp: AVG runs as SUM and a division (Gloo has no AVG)
+    root_only: bool = False  # the result lands on the root rank only (reduce)
+    engine_names: tuple[str, ...] = ()  # the engine's method: the first it has (default: name)
+    # For an engine that has none of engine_names: its method for one output/input pair, called
+    # once per pair (see _one_by_one).
+    emulated_by: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", self.label or self.name)
+        object.__setattr__(self, "engine_names", self.engine_names or (self.name,))
+
+
+# The collectives of the group, as c10d calls them; all_to_all (list form), barrier,
+# monitored_barrier and receiving from any source are methods of their own (below).
+COLLECTIVES: tuple[Collective, ...] = (
+    Collective("allreduce", (("tensors", INOUT),), "AllreduceOptions", reduces=True),
+    Collective("allreduce_coalesced", (("tensors", INOUT),), "AllreduceCoalescedOptions", reduces=True),
+    Collective("broadcast", (("tensors", INOUT),), "BroadcastOptions"),
+    Collective("reduce", (("tensors", INOUT),), "ReduceOptions", reduces=True, root_only=True),
+    Collective("allgather", (("output_lists", OUT), ("inputs", IN)), "AllgatherOptions"),
+    Collective("allgather_coalesced", (("output_lists", OUT), ("inputs", IN)), "AllgatherOptions"),
+    Collective(
+        "_allgather_base", (("output", OUT), ("input", IN)), "AllgatherOptions",
+        label="all_gather_into_tensor", aliases=("all_gather_single",),
+    ),
+    Collective(
+        "allgather_into_tensor_coalesced", (("outputs", OUT), ("inputs", IN)), "AllgatherOptions",
+        aliases=("all_gather_single_coalesced",),
+        engine_names=("all_gather_single_coalesced", "allgather_into_tensor_coalesced"),
+        emulated_by="_allgather_base",
+    ),
+    Collective(
+        "reduce_scatter", (("outputs", OUT), ("input_lists", IN)), "ReduceScatterOptions", reduces=True
+    ),
+    Collective(
+        "_reduce_scatter_base", (("output", OUT), ("input", IN)), "ReduceScatterOptions", reduces=True,
+        label="reduce_scatter_tensor", aliases=("reduce_scatter_single",),
+    ),
+    Collective(
+        "reduce_scatter_tensor_coalesced", (("outputs", OUT), ("inputs", IN)), "ReduceScatterOptions",
+        reduces=True, aliases=("reduce_scatter_single_coalesced",),
+        engine_names=("reduce_scatter_single_coalesced", "reduce_scatter_tensor_coalesced"),
+        emulated_by="_reduce_scatter_base",
+    ),
+    Collective(
+        "alltoall_base",
+        (("output", OUT), ("input", IN), ("output_split_sizes", PLAIN), ("input_split_sizes", PLAIN)),
+        "AllToAllOptions",
+        label="all_to_all_single", aliases=("all_to_all_single",),
+    ),
+    Collective("gather", (("output_lists", OUT), ("inputs", IN)), "GatherOptions"),
+    Collective("scatter", (("outputs", OUT), ("input_lists", IN)), "ScatterOptions"),
+    Collective("send", (("tensors", IN), ("dst", PLAIN), ("tag", PLAIN)), None),
+    Collective("recv", (("tensors", OUT), ("src", PLAIN), ("tag", PLAIN)), None),
+)
+
+
+def _stage(staged: _Staged, staging: Staging, value: Any) -> Any:
+    """``value`` (a tensor, or lists of them) as the engine gets it: its tensors staged."""
+    if staging is PLAIN:
+        return value
+    if isinstance(value, torch.Tensor):
+        return staged.host(value, read=staging in (IN, INOUT), write=staging in (OUT, INOUT))
+    return [_stage(staged, staging, item) for item in value]
+
+
+def _tensors_of(
+    collective: Collective, values: Sequence[Any], stagings: tuple[Staging, ...]
+) -> list[torch.Tensor]:
+    """The tensors of the arguments ``values`` of ``collective`` staged as one of ``stagings``."""
+    found: list[torch.Tensor] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        else:
+            for item in value:
+                collect(item)
+
+    for (_, staging), value in zip(collective.params, values, strict=True):
+        if staging in stagings:
+            collect(value)
+    return found
+
+
+def _collective_method(collective: Collective) -> Callable[..., dist.Work]:
+    """The group's method for ``collective``: c10d's signature, run by
+    CollectiveProcessGroup._collective."""
+    parameter = functools.partial(inspect.Parameter, kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    parameters = [parameter("self"), *(parameter(name) for name, _ in collective.params)]
+    if collective.options is not None:
+        parameters.append(parameter("opts", default=None))
+    signature = inspect.Signature(parameters)
+    arity = len(parameters) - 1
+
+    def method(self: CollectiveProcessGroup, *args: Any, **kwargs: Any) -> dist.Work:
+        if kwargs or len(args) != arity:  # else c10d's own call: every argument, in order
+            args = signature.bind(self, *args, **kwargs).args[1:]  # TypeError as a def raises
+        return self._collective(collective, args)
+
+    method.__name__ = collective.name
+    method.__qualname__ = f"CollectiveProcessGroup.{collective.name}"
+    method.__doc__ = f"c10d's ``{collective.name}`` ({collective.label}): see COLLECTIVES."
+    method.__signature__ = signature  # type: ignore[attr-defined]
+    return method
+
+
+def _add_collective_methods(cls: type[CollectiveProcessGroup]) -> type[CollectiveProcessGroup]:
+    """Give the class a method, under each of its names, for each collective of COLLECTIVES."""
+    for collective in COLLECTIVES:
+        method = _collective_method(collective)
+        for name in (collective.name, *collective.aliases):
+            setattr(cls, name, method)
+    return cls
+
+
+@_add_collective_methods
 class CollectiveProcessGroup(dist.ProcessGroup):
     """c10d process group of the device: Gloo on host views of device memory (see module
     docstring for the design and for replacing Gloo)."""
 
     def __init__(
         self,
-        store: dist.Store,
+        store: Store,
         rank: int,
         size: int,
         timeout: datetime.timedelta,
         *,
         device_name: str,
     ) -> None:
-        super().__init__(rank, size)
+        super().__init__(rank, size)  # type: ignore[call-arg]  # c10d has this form; its stub lacks it
         self.device_name = device_name
         self.memory_mode = _memory_mode(device_name)
         self._engine = _engine(store, rank, size, timeout)
@@ -327,9 +471,11 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         if not devices and after is None:
             if _own_future(engine_work) is not None:  # else the caller waits for it, on its thread
                 _handoffs.keep(engine_work)
-            return engine_work  # CPU tensors, nothing to finish: Gloo's work as it is
+            cpu_work: dist.Work = engine_work
+            return cpu_work  # CPU tensors, nothing to finish: Gloo's work as it is
         result_list = list(results)
-        future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future(devices=devices)
+        future_devices: list[int | str | torch.device] = list(devices)
+        future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future(devices=future_devices)
         # Device work after the engine (copies back, AVG's division) runs on the group's own
         # streams, not behind whatever the current streams wait for (other collectives).
         streams = [self._completion_stream(device) for device in devices]
@@ -344,9 +490,8 @@ class CollectiveProcessGroup(dist.ProcessGroup):
                     for stream in streams:  # done before the gated streams go on
                         stream.synchronize()
                 except Exception as error:  # noqa: BLE001 -- handed to whoever waits
-                    future.set_exception(
-                        RuntimeError(f"{self.getBackendName()} {op} failed: {error}")
-                    )
+                    failure = RuntimeError(f"{self.getBackendName()} {op} failed: {error}")
+                    future.set_exception(failure)  # type: ignore[arg-type]  # its stub wants a result
                     return
                 future.set_result(result_list)
 
@@ -372,219 +517,51 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         return stream
 
     # --- collectives ---------------------------------------------------------------------------
+    # The collectives of COLLECTIVES are methods of this class made by _add_collective_methods;
+    # the ones below are those that do more than stage their tensors and call the engine.
 
-    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
-        opts = opts if opts is not None else dist.AllreduceOptions()
-        engine_opts, after = self._reduce_op("allreduce", opts, tensors, dist.AllreduceOptions)
+    def _collective(self, collective: Collective, args: Sequence[Any]) -> dist.Work:
+        """Run ``collective`` on ``args``, its arguments in the order of ``collective.params``
+        then, if it takes options, the options (None: the defaults)."""
+        values = args[: len(collective.params)]
+        written = _tensors_of(collective, values, (OUT, INOUT))
+        engine_opts: Any = None
+        after: Callable[[], None] | None = None
+        if collective.options is not None:
+            options_type = getattr(dist.distributed_c10d, collective.options)
+            opts = args[len(collective.params)] if len(args) > len(collective.params) else None
+            opts = opts if opts is not None else options_type()
+            engine_opts = opts
+            if collective.reduces:
+                engine_opts, after = self._reduce_op(collective.label, opts, written, options_type)
+            if collective.root_only:
+                if after is not None:
+                    engine_opts.rootRank, engine_opts.rootTensor = opts.rootRank, opts.rootTensor
+                if self.rank() != opts.rootRank:
+                    after = None  # the other ranks have no result to divide
+        method = self._engine_method(collective)
         s = self._staged()
-        return self._run(
-            "allreduce",
-            s,
-            functools.partial(self._engine.allreduce, [s.inout(t) for t in tensors], engine_opts),
-            tensors,
-            after,
-        )
+        engine_args = [
+            _stage(s, staging, value)
+            for (_, staging), value in zip(collective.params, values, strict=True)
+        ]
+        if collective.options is not None:
+            engine_args.append(engine_opts)
+        # A rank that writes nothing (a sender, gather off the root) completes with what it read.
+        results = written or _tensors_of(collective, values, (IN,))
+        return self._run(collective.label, s, functools.partial(method, *engine_args), results, after)
 
-    def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
-        opts = opts if opts is not None else dist.AllreduceCoalescedOptions()
-        engine_opts, after = self._reduce_op(
-            "allreduce_coalesced", opts, tensors, dist.AllreduceCoalescedOptions
-        )
-        s = self._staged()
-        return self._run(
-            "allreduce_coalesced",
-            s,
-            functools.partial(self._engine.allreduce_coalesced,
-                [s.inout(t) for t in tensors], engine_opts
-            ),
-            tensors,
-            after,
-        )
-
-    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
-        opts = opts if opts is not None else dist.BroadcastOptions()
-        s = self._staged()
-        return self._run(
-            "broadcast",
-            s,
-            functools.partial(self._engine.broadcast, [s.inout(t) for t in tensors], opts),
-            tensors,
-        )
-
-    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
-        opts = opts if opts is not None else dist.ReduceOptions()
-        engine_opts, after = self._reduce_op("reduce", opts, tensors, dist.ReduceOptions)
-        if after is not None:
-            engine_opts.rootRank, engine_opts.rootTensor = opts.rootRank, opts.rootTensor
-        s = self._staged()
-        return self._run(
-            "reduce",
-            s,
-            functools.partial(self._engine.reduce, [s.inout(t) for t in tensors], engine_opts),
-            tensors,
-            after if self.rank() == opts.rootRank else None,
-        )
-
-    def allgather(
-        self,
-        output_lists: list[list[torch.Tensor]],
-        inputs: list[torch.Tensor],
-        opts: Any = None,
-    ) -> dist.Work:
-        return self._gather_into_lists("allgather", self._engine.allgather, output_lists, inputs, opts)
-
-    def allgather_coalesced(
-        self,
-        output_lists: list[list[torch.Tensor]],
-        inputs: list[torch.Tensor],
-        opts: Any = None,
-    ) -> dist.Work:
-        return self._gather_into_lists(
-            "allgather_coalesced", self._engine.allgather_coalesced, output_lists, inputs, opts
-        )
-
-    def _gather_into_lists(
-        self,
-        name: str,
-        engine_call: Any,
-        output_lists: list[list[torch.Tensor]],
-        inputs: list[torch.Tensor],
-        opts: Any,
-    ) -> dist.Work:
-        """allgather and allgather_coalesced: one output list per input, filled by the engine."""
-        opts = opts if opts is not None else dist.AllgatherOptions()
-        s = self._staged()
-        return self._run(
-            name,
-            s,
-            functools.partial(
-                engine_call,
-                [[s.output(t) for t in outs] for outs in output_lists],
-                [s.input(t) for t in inputs],
-                opts,
-            ),
-            [t for outs in output_lists for t in outs],
-        )
-
-    def _allgather_base(
-        self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
-    ) -> dist.Work:
-        opts = opts if opts is not None else dist.AllgatherOptions()
-        s = self._staged()
-        return self._run(
-            "all_gather_into_tensor",
-            s,
-            functools.partial(self._engine._allgather_base, s.output(output), s.input(input), opts),
-            [output],
-        )
-
-    all_gather_single = _allgather_base
-
-    def allgather_into_tensor_coalesced(
-        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
-    ) -> dist.Work:
-        opts = opts if opts is not None else dist.AllgatherOptions()
-        method = _first_method(self._engine, _COALESCED_ALLGATHER_NAMES)
-        if method is None:
-            method = _one_by_one(self._engine._allgather_base)
-        s = self._staged()
-        return self._run(
-            "allgather_into_tensor_coalesced",
-            s,
-            functools.partial(
-                method, [s.output(t) for t in outputs], [s.input(t) for t in inputs], opts
-            ),
-            outputs,
-        )
-
-    all_gather_single_coalesced = allgather_into_tensor_coalesced
-
-    def reduce_scatter(
-        self,
-        outputs: list[torch.Tensor],
-        input_lists: list[list[torch.Tensor]],
-        opts: Any = None,
-    ) -> dist.Work:
-        opts = opts if opts is not None else dist.ReduceScatterOptions()
-        engine_opts, after = self._reduce_op(
-            "reduce_scatter", opts, outputs, dist.ReduceScatterOptions
-        )
-        s = self._staged()
-        return self._run(
-            "reduce_scatter",
-            s,
-            functools.partial(self._engine.reduce_scatter,
-                [s.output(t) for t in outputs],
-                [[s.input(t) for t in ins] for ins in input_lists],
-                engine_opts,
-            ),
-            outputs,
-            after,
-        )
-
-    def _reduce_scatter_base(
-        self, output: torch.Tensor, input: torch.Tensor, opts: Any = None
-    ) -> dist.Work:
-        opts = opts if opts is not None else dist.ReduceScatterOptions()
-        engine_opts, after = self._reduce_op(
-            "reduce_scatter_tensor", opts, [output], dist.ReduceScatterOptions
-        )
-        s = self._staged()
-        return self._run(
-            "reduce_scatter_tensor",
-            s,
-            functools.partial(self._engine._reduce_scatter_base,
-                s.output(output), s.input(input), engine_opts
-            ),
-            [output],
-            after,
-        )
-
-    reduce_scatter_single = _reduce_scatter_base
-
-    def reduce_scatter_tensor_coalesced(
-        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
-    ) -> dist.Work:
-        opts = opts if opts is not None else dist.ReduceScatterOptions()
-        engine_opts, after = self._reduce_op(
-            "reduce_scatter_tensor_coalesced", opts, outputs, dist.ReduceScatterOptions
-        )
-        method = _first_method(self._engine, _COALESCED_REDUCE_SCATTER_NAMES)
-        if method is None:
-            method = _one_by_one(self._engine._reduce_scatter_base)
-        s = self._staged()
-        return self._run(
-            "reduce_scatter_tensor_coalesced",
-            s,
-            functools.partial(
-                method, [s.output(t) for t in outputs], [s.input(t) for t in inputs], engine_opts
-            ),
-            outputs,
-            after,
-        )
-
-    reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
-
-    def alltoall_base(
-        self,
-        output: torch.Tensor,
-        input: torch.Tensor,
-        output_split_sizes: list[int],
-        input_split_sizes: list[int],
-        opts: Any = None,
-    ) -> dist.Work:
-        opts = opts if opts is not None else dist.AllToAllOptions()
-        s = self._staged()
-        return self._run(
-            "all_to_all_single",
-            s,
-            functools.partial(self._engine.alltoall_base,
-                s.output(output), s.input(input), output_split_sizes, input_split_sizes, opts
-            ),
-            [output],
-        )
-
-    all_to_all_single = alltoall_base
+    def _engine_method(self, collective: Collective) -> Callable[..., Any]:
+        """The engine's method for ``collective``: the first of its engine names the engine has,
+        else its emulation by the single-tensor form, else (no such method) AttributeError."""
+        for name in collective.engine_names:
+            method: Callable[..., Any] | None = getattr(self._engine, name, None)
+            if method is not None:
+                return method
+        if collective.emulated_by is not None:
+            return _one_by_one(getattr(self._engine, collective.emulated_by))
+        missing: Callable[..., Any] = getattr(self._engine, collective.engine_names[0])  # raises
+        return missing
 
     def alltoall(
         self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
@@ -617,62 +594,6 @@ class CollectiveProcessGroup(dist.ProcessGroup):
             unpack,
         )
 
-    def gather(
-        self,
-        output_lists: list[list[torch.Tensor]],
-        inputs: list[torch.Tensor],
-        opts: Any = None,
-    ) -> dist.Work:
-        opts = opts if opts is not None else dist.GatherOptions()
-        s = self._staged()
-        return self._run(
-            "gather",
-            s,
-            functools.partial(self._engine.gather,
-                [[s.output(t) for t in outs] for outs in output_lists],
-                [s.input(t) for t in inputs],
-                opts,
-            ),
-            [t for outs in output_lists for t in outs] or inputs,
-        )
-
-    def scatter(
-        self,
-        outputs: list[torch.Tensor],
-        input_lists: list[list[torch.Tensor]],
-        opts: Any = None,
-    ) -> dist.Work:
-        opts = opts if opts is not None else dist.ScatterOptions()
-        s = self._staged()
-        return self._run(
-            "scatter",
-            s,
-            functools.partial(self._engine.scatter,
-                [s.output(t) for t in outputs],
-                [[s.input(t) for t in ins] for ins in input_lists],
-                opts,
-            ),
-            outputs,
-        )
-
-    def send(self, tensors: list[torch.Tensor], dst: int, tag: int) -> dist.Work:
-        s = self._staged()
-        return self._run(
-            "send",
-            s,
-            functools.partial(self._engine.send, [s.input(t) for t in tensors], dst, tag),
-            tensors,
-        )
-
-    def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> dist.Work:
-        s = self._staged()
-        return self._run(
-            "recv",
-            s,
-            functools.partial(self._engine.recv, [s.output(t) for t in tensors], src, tag),
-            tensors,
-        )
-
     def recv_anysource(self, tensors: list[torch.Tensor], tag: int) -> dist.Work:
         # The caller reads the sender's rank from Gloo's own work object, so only a receive
         # straight into (aliased) memory can be handed back as it is.
@@ -681,10 +602,12 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         staged = _Staged(self.device_name, self.memory_mode)
         host = [staged.output(t) for t in tensors]
         staged.synchronize()
-        return self._engine.recv_anysource(host, tag)
+        work: dist.Work = self._engine.recv_anysource(host, tag)
+        return work
 
     def barrier(self, opts: Any = None) -> dist.Work:
-        return self._engine.barrier(opts if opts is not None else dist.BarrierOptions())
+        work: dist.Work = self._engine.barrier(opts if opts is not None else dist.BarrierOptions())
+        return work
 
     def monitored_barrier(
         self, timeout: datetime.timedelta | None = None, wait_all_ranks: bool = False
@@ -721,14 +644,6 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         if reduce_op == dist.ReduceOp.PREMUL_SUM:
             raise _unsupported(f"{op} with ReduceOp.PREMUL_SUM", self.device_name)
         return opts, None
-
-
-def _first_method(obj: Any, names: Sequence[str]) -> Callable[..., Any] | None:
-    for name in names:
-        method = getattr(obj, name, None)
-        if method is not None:
-            return method
-    return None
 
 
 def _one_by_one(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,7 +61,7 @@ _SECTION_KEYS = {
 }
 
 
-def _entries(data: dict, section: str, path: Path) -> tuple[Entry, ...]:
+def _entries(data: dict[str, Any], section: str, path: Path) -> tuple[Entry, ...]:
     entries = []
     for number, raw in enumerate(data.get(section, []), start=1):
         where = f"{path.name}: [[{section}]] entry {number}"

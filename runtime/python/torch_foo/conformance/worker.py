@@ -256,7 +256,7 @@ def make_test_class(selected_ops: list[Any], runner: SampleRunner) -> type[TestC
     # Named TestCommon so that PyTorch's own DecorateInfo entries for
     # ('TestCommon', 'test_compare_cpu') (skips, expected failures, tolerances) apply here.
     class TestCommon(TestCase):
-        @ops(selected_ops, allowed_dtypes=DTYPES)
+        @ops(selected_ops, allowed_dtypes=DTYPES)  # type: ignore[untyped-decorator]  # torch's harness
         def test_compare_cpu(self, device: str, dtype: torch.dtype, op: Any) -> None:
             runner.run(self, device, dtype, op)
 
@@ -345,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         suite = unittest.TestSuite()
         for test_class in scope.values():
             for test in unittest.defaultTestLoader.loadTestsFromTestCase(test_class):
+                assert isinstance(test, unittest.TestCase)  # a test case's suite holds its tests
                 name = test._testMethodName
                 if name in done:
                     continue

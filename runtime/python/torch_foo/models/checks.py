@@ -283,7 +283,10 @@ class ModelRun:
         with torch.no_grad():
             for name, parameter in cpu_parameters.items():
                 if parameter.grad is not None:
-                    device_parameters[name].grad.copy_(parameter.grad)
+                    device_grad = device_parameters[name].grad
+                    if device_grad is None:
+                        raise RuntimeError(f"{name} has a gradient on the CPU and none on the device")
+                    device_grad.copy_(parameter.grad)
         device_optimizer.step()
         cpu_optimizer.step()
         floor = largest(list(cpu_parameters.values()))
