@@ -4,6 +4,7 @@
 #include <array>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -310,8 +311,9 @@ class DeviceHeap {
       awaiting_free.insert(pending.block);
     }
     std::vector<SegmentSnapshot> segments;
-    segments.reserve(blocks_.segment_count());
-    for (const auto& [base, segment] : blocks_.segments()) {
+    const std::map<uintptr_t, Segment*>& mapped = blocks_.segments();
+    segments.reserve(mapped.size());
+    for (const auto& [base, segment] : mapped) {
       SegmentSnapshot& out = segments.emplace_back();
       out.device = index_;
       out.address = segment->base;

@@ -88,9 +88,6 @@ class DeviceBlocks {
   const std::map<uintptr_t, Segment*>& segments() const {
     return segments_;
   }
-  size_t segment_count() const {
-    return segments_.size();
-  }
 
  private:
   // Free blocks ordered by (stream, size, address): lower_bound is best fit

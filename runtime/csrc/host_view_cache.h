@@ -30,8 +30,8 @@ namespace scaffold::runtime {
 // One thread's cache (host_view_cache.cpp).
 struct ThreadViewCache;
 
-// The calling thread's cache: looked up once per op and passed down, since
-// every thread_local access is a call into the dynamic linker.
+// The calling thread's cache, looked up once per op and passed down (see
+// ThreadViewCache).
 ThreadViewCache& thread_view_cache();
 
 // How a view refers to its device storage.
