@@ -17,9 +17,10 @@ from pathlib import Path
 RUNTIME_PACKAGE = "torch_foo"
 RUNTIME_PACKAGE_DIR = f"python/{RUNTIME_PACKAGE}"
 
-# Directories copied by suffix: the PyTorch side of the runtime, the driver API with the simulated
-# device behind it (a port's starting point), and how the build finds torch (with the supported
-# releases, torch-requirement.txt).
+# Directories copied by suffix, with their subdirectories: the PyTorch side of the runtime (one
+# subdirectory per component), the driver API with the simulated device behind it (a port's
+# starting point), and how the build finds torch (with the supported releases,
+# torch-requirement.txt).
 _COPIED_DIRECTORIES = {
     "csrc": (".h", ".cpp"),
     "driver": (".h", ".cpp"),
@@ -39,8 +40,8 @@ def copied_from_runtime(runtime: Path) -> list[str]:
     paths = [name for name in _COPIED_FILES if (runtime / name).is_file()]
     for directory, suffixes in _COPIED_DIRECTORIES.items():
         paths += [
-            f"{directory}/{path.name}"
-            for path in (runtime / directory).iterdir()
+            path.relative_to(runtime).as_posix()
+            for path in (runtime / directory).rglob("*")
             if path.is_file() and path.suffix in suffixes
         ]
     package = runtime / RUNTIME_PACKAGE_DIR

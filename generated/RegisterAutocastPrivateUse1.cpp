@@ -4,7 +4,7 @@
 // Do not edit: run `scaffold-backend generate` to update it.
 // torch.autocast("foo", ...) casts these ops too (the `autocast:` section of
 // yaml/foo.yaml), on top of PyTorch's own lists, which the runtime registers
-// (csrc/autocast.cpp). The casting is ATen's (WrapFunction), as for PyTorch's lists; the
+// (csrc/ops/autocast.cpp). The casting is ATen's (WrapFunction), as for PyTorch's lists; the
 // generator has checked that none of these ops is on those lists already.
 // autocast_mode.h pulls in ATen.h (a slow include), confined to this file.
 // clang-format off

@@ -136,6 +136,8 @@ def compile_all(
 
 
 RUNTIME_CSRC = REPO / "runtime" / "csrc"
+# One directory per component, each on the include path (as runtime/CMakeLists.txt puts them).
+RUNTIME_COMPONENTS = sorted(path for path in RUNTIME_CSRC.iterdir() if path.is_dir())
 
 
 def build_generated_tree(toolchain: Toolchain, root: Path, library: str) -> Path:
@@ -149,10 +151,10 @@ def build_generated_tree(toolchain: Toolchain, root: Path, library: str) -> Path
     unity.write_text("".join(f'#include "{path}"\n' for path in sorted((root / "kernels").rglob("*.cpp"))))
     sources = sorted((root / "generated").glob("*.cpp")) + [
         unity,
-        RUNTIME_CSRC / "cpu_fallback.cpp",
-        RUNTIME_CSRC / "fallback_observer.cpp",
+        RUNTIME_CSRC / "fallback" / "cpu_fallback.cpp",
+        RUNTIME_CSRC / "fallback" / "fallback_observer.cpp",
     ]
-    objects = compile_all(toolchain, sources, root / "obj", [root / "generated", RUNTIME_CSRC])
+    objects = compile_all(toolchain, sources, root / "obj", [root / "generated", *RUNTIME_COMPONENTS])
     output = root / library
     toolchain.link(objects, output)
     return output

@@ -60,7 +60,7 @@ def test_an_empty_section_adds_nothing() -> None:
             HEAD + "  fp32: [mm]\n",
             "b.yaml:5: 'mm' is on PyTorch's autocast lists already ('autocast.fp32')\n  hint: the "
             "'autocast' section adds ops PyTorch does not cast; to change how PyTorch's own lists treat "
-            "an op, edit the runtime's csrc/autocast.cpp",
+            "an op, edit the runtime's csrc/ops/autocast.cpp",
         ),
         (
             HEAD + "  fp32: [sqrt.out]\n",

@@ -51,7 +51,7 @@ def test_projects_get_the_runtime_but_not_the_reference_backends_own_files() -> 
     assert {name for name in copied if name.startswith(RUNTIME_PACKAGE_DIR)} == {
         f"{RUNTIME_PACKAGE_DIR}/{name}" for name in modules - set(REFERENCE_BACKEND_ONLY)
     }
-    assert {"CMakeLists.txt", "cmake/torch-requirement.txt", "csrc/env.h", "driver/simulated.h"} <= set(copied)
+    assert {"CMakeLists.txt", "cmake/torch-requirement.txt", "csrc/device/env.h", "driver/simulated.h"} <= set(copied)
     files = copied_runtime_files(ProjectNames("bar"))
     assert {"python/torch_bar/custom_classes.py", "python/torch_bar/conformance/worker.py"} <= set(files)
     assert not [name for name in files if "torch_foo" in name or name.startswith("kernels/")]

@@ -1,7 +1,7 @@
 """RegisterAutocast<backend>.cpp: the ops the YAML's `autocast:` section adds to PyTorch's
 autocast lists, registered for the Autocast key with ATen's own wrapper (KERNEL_PRIVATEUSEONE),
 as PyTorch registers its lists. Nothing without such a section: PyTorch's lists themselves are
-the runtime's (csrc/autocast.cpp)."""
+the runtime's (csrc/ops/autocast.cpp)."""
 
 from __future__ import annotations
 

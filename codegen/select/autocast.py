@@ -1,6 +1,6 @@
 """The YAML's `autocast:` section against PyTorch's own autocast lists.
 
-The runtime registers PyTorch's lists for the device (csrc/autocast.cpp: ATen's
+The runtime registers PyTorch's lists for the device (csrc/ops/autocast.cpp: ATen's
 AT_FORALL_LOWER_PRECISION_FP, AT_FORALL_FP32, ... for AutocastPrivateUse1); the section adds ops
 to them, and the generator registers those (RegisterAutocastPrivateUse1.cpp). An op already on
 PyTorch's lists would be registered twice for one dispatch key, the winner depending on the order
@@ -16,7 +16,7 @@ from ..model.declarations import Declaration
 # Every aten op torch 2.11-2.14 casts for AutocastCUDA, whose lists are the PrivateUse1 lists
 # plus a few CUDA-only ops (cudnn, _cudnn_rnn, the banned binary_cross_entropy): computed with
 # torch._C._dispatch_has_kernel_for_dispatch_key(op, "AutocastCUDA") over
-# torch._C._dispatch_get_all_op_names(). A superset of what csrc/autocast.cpp registers for any
+# torch._C._dispatch_get_all_op_names(). A superset of what csrc/ops/autocast.cpp registers for any
 # supported torch; tests/backend/test_autocast.py checks that it still covers the installed one.
 PYTORCH_AUTOCAST_OPS = frozenset(
     [
@@ -58,7 +58,7 @@ def autocast_problem(declaration: Declaration) -> tuple[str, str] | None:
         return (
             f"'{name}' is on PyTorch's autocast lists already",
             "the 'autocast' section adds ops PyTorch does not cast; to change how PyTorch's "
-            "own lists treat an op, edit the runtime's csrc/autocast.cpp",
+            "own lists treat an op, edit the runtime's csrc/ops/autocast.cpp",
         )
     if schema.kind() is not SchemaKind.functional:
         return (

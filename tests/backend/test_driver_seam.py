@@ -46,8 +46,8 @@ print("profile", sorted(kinds))
 def test_csrc_reaches_the_device_only_through_the_driver() -> None:
     forbidden = re.compile(r"\b(mmap|munmap|mprotect|memfd_create|pthread_create|std::thread)\b")
     offenders = [
-        f"{path.name}:{number}"
-        for path in sorted((REPO / "runtime" / "csrc").iterdir())
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sorted((REPO / "runtime" / "csrc").rglob("*.*"))
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if forbidden.search(line.split("//")[0])
     ]

@@ -1,5 +1,5 @@
 """Kernels of foo are launched, not run inline: their work runs on the current stream of their device,
-after everything enqueued there before, and the call returns at once (runtime/csrc/launch.h).
+after everything enqueued there before, and the call returns at once (runtime/csrc/streams/launch.h).
 
 As in test_streams.py, asynchrony is shown without timing: the driver's test hook pauses a stream (it
 queues work but runs none). Each test is one in which a missing synchronisation in the runtime would
@@ -374,7 +374,7 @@ print(all(ok), ok)
 
 def test_views_kept_between_blocking_ops_follow_their_tensors() -> None:
     """With launch blocking, a thread keeps the host views of the tensors its last ops used and
-    hands one back unchanged while its tensor is unchanged (runtime/csrc/host_view_cache.h, sticky views).
+    hands one back unchanged while its tensor is unchanged (runtime/csrc/host_view/host_view_cache.h, sticky views).
     A tensor resized, transposed, re-pointed, given another dtype, used twice in one op, or freed
     and replaced gets a view of what it is now; a view a kernel keeps owns the memory."""
     result = run_with_launch_blocking(STICKY_VIEWS)

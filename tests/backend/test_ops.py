@@ -480,7 +480,7 @@ def _pow() -> None:
 # ---- Functional and in-place variants ----------------------------------------------------------
 #
 # PyTorch has default kernels for these (structured wrappers around the .out kernels); foo
-# overrides them to run in one pass (runtime/csrc/kernel_support.h). Whatever path a call takes
+# overrides them to run in one pass (runtime/csrc/ops/kernel_support.h). Whatever path a call takes
 # inside foo -- ATen's own meta function on host views, the contiguous fast path, or the default
 # kernel for inputs foo does not handle itself -- the result must be the CPU's: values, dtype,
 # shape and strides, or the same error.
@@ -837,7 +837,7 @@ def test_functional_and_inplace_ops_do_what_the_cpu_does(call: str, layout: str)
 
 def test_functional_ops_release_device_memory() -> None:
     """Host views used by the native functional and in-place kernels do not keep device memory
-    alive after the call (they are recycled, see runtime/csrc/host_view_cache.h)."""
+    alive after the call (they are recycled, see runtime/csrc/host_view/host_view_cache.h)."""
     start = torch.foo.memory_allocated()
     a, b = torch.randn(1000, device=DEVICE), torch.randn(1000, device=DEVICE)
     c = torch.exp(a + b * 2).add_(a)

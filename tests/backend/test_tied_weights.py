@@ -4,7 +4,7 @@
 says the two tensors are compatible, and otherwise makes a new Parameter per module: a parameter
 shared by two modules (a language model's embedding and output head) would become two, each
 getting half of the gradient, with no error. The runtime answers that op for its device
-(csrc/shallow_copy.cpp)."""
+(csrc/ops/shallow_copy.cpp)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The core ops: the factory, copy and view kernels every backend needs before any tensor can
 exist on its device, and the convolutions at::convolution cannot do without.
 
-Their implementations are hand-written once, in the device runtime (runtime/csrc/core_ops.h,
+Their implementations are hand-written once, in the device runtime (runtime/csrc/ops/core_ops.h,
 namespace scaffold::runtime). A backend's kernel files for them forward there in one line, so
 the reference backend and every project made by `scaffold-backend init` share one source of
 truth: a fix in the runtime reaches all of them.

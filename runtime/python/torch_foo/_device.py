@@ -325,7 +325,7 @@ def _add_inductor_codegen(mod: types.ModuleType, name: str) -> None:
 
 def _make_amp_module(name: str, supported_dtypes: Any) -> types.ModuleType:
     """``torch.<name>.amp``: autocast for this device, as ``torch.cuda.amp`` for CUDA. The casts
-    are PyTorch's autocast op lists, registered for the device in csrc/autocast.cpp."""
+    are PyTorch's autocast op lists, registered for the device in csrc/ops/autocast.cpp."""
     amp = types.ModuleType(f"torch.{name}.amp", f"Automatic mixed precision on the '{name}' device.")
 
     def autocast(

@@ -8,8 +8,8 @@ runs out of memory -- ``memory_summary()``, ``mem_get_info()``, ``max_memory_res
 format of ``torch.cuda.memory._snapshot()`` (segments, blocks, device traces, frames), so
 ``torch.cuda._memory_viz`` and https://pytorch.org/memory_viz read them.
 
-The caching allocator behind it is ``csrc/allocator.cpp``; the history and the snapshot's
-stacks are ``csrc/memory_history.cpp``.
+The caching allocator behind it is ``csrc/memory/allocator.cpp``; the history and the snapshot's
+stacks are ``csrc/memory/memory_history.cpp``.
 """
 
 from __future__ import annotations

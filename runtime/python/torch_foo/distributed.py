@@ -11,7 +11,7 @@ the torch wheel): this module only hands Gloo host memory and orders the work wi
 
 * **Host-addressable memory** (the simulated driver's device memory is host RAM mapped twice,
   see ``driver/simulated_memory.cpp``): Gloo reads and writes the device tensors through
-  ``torch.ops.scaffold_runtime.host_view`` (``csrc/host_view_op.cpp``): CPU tensors aliasing the
+  ``torch.ops.scaffold_runtime.host_view`` (``csrc/host_view/host_view_op.cpp``): CPU tensors aliasing the
   device memory through the runtime's host mapping, no copy, memory protection left on.
 * **Otherwise** (a runtime without ``host_view``, or ``memory="staging"``): inputs are copied
   into pinned host buffers and results copied back when Gloo finishes.
@@ -197,7 +197,7 @@ class _FutureWork(dist.Work):
     ``wait()`` does what NCCL's does where it can: when the engine's own work delivers the
     results (nothing left to do after it, such as AVG's division or a staging copy), it makes
     the current stream of every device involved wait for that work on the device side
-    (``scaffold_runtime.stream_wait_work``, runtime/csrc/stream_wait_work_op.cpp) and returns at
+    (``scaffold_runtime.stream_wait_work``, runtime/csrc/streams/stream_wait_work_op.cpp) and returns at
     once; the host blocks only where it reads results (``.cpu()``, ``.item()``,
     ``synchronize()``). A collective that fails after that aborts the process, as NCCL's
     asynchronous error handling does. Otherwise ``wait()`` blocks until the results are in

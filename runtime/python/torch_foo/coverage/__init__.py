@@ -10,7 +10,7 @@ spend on the CPU fallback, the kernels worth writing first; `scaffold-backend ad
 then adds the top ones to the backend YAML, with their kernel stubs and tests on exactly the
 recorded inputs.
 
-Paths (what the runtime saw, csrc/coverage.h):
+Paths (what the runtime saw, csrc/coverage/coverage.h):
 - `fallback`: no kernel of the backend; the CPU fallback ran it (the calls `fallback_counts()`
   counts). `seconds` is the wall time of those calls, `overhead_seconds` the part of it spent on
   host views or copies rather than in the CPU kernel.

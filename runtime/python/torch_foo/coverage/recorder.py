@@ -1,4 +1,4 @@
-"""Turning the runtime's recording on and off, and reading its table (csrc/coverage.cpp:
+"""Turning the runtime's recording on and off, and reading its table (csrc/coverage/coverage.cpp:
 torch.ops.scaffold_runtime._coverage_*)."""
 
 from __future__ import annotations
