@@ -18,7 +18,7 @@ from scaffold_backend.commands.init.core_ops import CORE_OPS
 from scaffold_backend.commands.init.examples import render_example_files
 from scaffold_backend.commands.init.names import check_device_name
 from scaffold_backend.commands.init.project import (
-    REFERENCE_BACKEND_LAYOUT,
+    ProjectLayout,
     ProjectNames,
     adapt_backend_yaml,
     project_files,
@@ -26,6 +26,10 @@ from scaffold_backend.commands.init.project import (
 )
 from scaffold_backend.errors import InvalidNameError
 from scaffold_backend.model.ident import DEVICE_PACKAGES, RESERVED_DEVICE_NAMES
+
+# This repository's reference backend: its package root is runtime/, generated/ sits one level up,
+# and the repository's own pyproject.toml holds the generator settings.
+REFERENCE_BACKEND_LAYOUT = ProjectLayout(generated_dir="../generated", kernels_dir="kernels", yaml_path=None)
 
 
 def init(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

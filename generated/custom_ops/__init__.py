@@ -8,8 +8,10 @@ compiled library, which defines the ops, is loaded."""
 
 import torch
 
-from . import for_each_add_
-from . import mymuladd
+from . import (
+    for_each_add_,
+    mymuladd,
+)
 
 torch.library.register_fake("foo::for_each_add_", for_each_add_.for_each_add__fake)
 torch.library.register_fake("foo::mymuladd", mymuladd.mymuladd_fake)

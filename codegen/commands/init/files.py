@@ -26,17 +26,13 @@ class ProjectLayout:
     generated_dir: str
     kernels_dir: str
     yaml_path: str | None
-    """None when another pyproject.toml holds the generator settings (the reference backend)."""
+    """None when another pyproject.toml holds the generator settings (as in this repository, whose
+    reference backend's package root is runtime/, with generated/ one level up)."""
 
     def scaffold_settings(self) -> list[tuple[str, str]]:
         if self.yaml_path is None:
             return []
         return [("yaml", self.yaml_path), ("out", self.generated_dir), ("kernels", self.kernels_dir)]
-
-
-# The reference backend in this repository: its package root is runtime/, generated/ sits one
-# level up, and the repository's own pyproject.toml holds the generator settings.
-REFERENCE_BACKEND_LAYOUT = ProjectLayout(generated_dir="../generated", kernels_dir="kernels", yaml_path=None)
 
 
 def new_project_layout(names: ProjectNames) -> ProjectLayout:

@@ -33,7 +33,6 @@ from ..generate import run
 from .core_ops import CORE_OPS, fill_core_kernels
 from .examples import filled_example_files
 from .files import (
-    REFERENCE_BACKEND_LAYOUT,
     ProjectLayout,
     copied_runtime_files,
     new_project_layout,
@@ -45,7 +44,6 @@ from .names import ProjectNames, check_device_name
 from .project_yaml import adapt_backend_yaml, default_backend_yaml
 
 __all__ = [
-    "REFERENCE_BACKEND_LAYOUT",
     "InitOptions",
     "InitResult",
     "ProjectLayout",

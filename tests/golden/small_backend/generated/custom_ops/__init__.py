@@ -8,8 +8,10 @@ compiled library, which defines the ops, is loaded."""
 
 import torch
 
-from . import fill_ones
-from . import scale
+from . import (
+    fill_ones,
+    scale,
+)
 
 torch.library.register_fake("tiny::fill_ones", fill_ones.fill_ones_fake)
 torch.library.register_fake("tiny::scale", scale.scale_fake)
