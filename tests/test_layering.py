@@ -1,10 +1,12 @@
 """The layout of codegen/ is its pipeline: each package is one step, and a step only uses the steps
 before it. Read from the sources' imports (every import: top-level, inside functions and under
-TYPE_CHECKING), never from running them."""
+TYPE_CHECKING), never from running them. The runtime's C++ components (runtime/csrc/<component>/)
+are layered the same way, read from their #include lines."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,3 +151,50 @@ def test_only_the_orchestrator_uses_the_emitters() -> None:
     )
     assert {importer for importer, _ in uses} == {"commands.generate", "commands.adopt"}
     assert [imported for importer, imported in uses if importer == "commands.adopt"] == ["emit.adopted_tests"]
+
+
+# ---------------------------------------------------------------------------------------------
+# runtime/csrc: one directory per component
+# ---------------------------------------------------------------------------------------------
+
+RUNTIME_CSRC = REPO / "runtime" / "csrc"
+
+RUNTIME_CORE = frozenset({"device", "memory", "streams", "profiler"})
+"""What c10/cuda is to CUDA: its parts use each other (the allocator reuses memory per stream, a
+launch reports to the profiler, the profiler names streams), so they are one node below."""
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def _component_includes() -> dict[str, set[str]]:
+    """Which components each component's files include (by file name: every component is on the
+    include path), with the core contracted to one node, "core"."""
+    home = {path.name: path.parent.name for path in RUNTIME_CSRC.glob("*/*") if path.is_file()}
+
+    def node(component: str) -> str:
+        return "core" if component in RUNTIME_CORE else component
+
+    graph: dict[str, set[str]] = {node(component): set() for component in set(home.values())}
+    for path in sorted(RUNTIME_CSRC.glob("*/*")):
+        if not path.is_file():
+            continue
+        for included in _INCLUDE.findall(path.read_text(encoding="utf-8")):
+            if included in home and node(home[included]) != node(path.parent.name):
+                graph[node(path.parent.name)].add(node(home[included]))
+    return graph
+
+
+def test_the_runtime_is_one_directory_per_component() -> None:
+    loose = [path.name for path in RUNTIME_CSRC.iterdir() if path.is_file()]
+    assert loose == [], "every runtime source belongs to a component directory of runtime/csrc"
+    names = [path.name for path in RUNTIME_CSRC.rglob("*") if path.is_file()]
+    assert len(names) == len(set(names)), "files include each other by name: names must be unique"
+    assert {path.name for path in RUNTIME_CSRC.iterdir()} >= RUNTIME_CORE
+
+
+def test_the_runtime_core_includes_nothing_above_it_and_the_rest_has_no_cycle() -> None:
+    graph = _component_includes()
+    assert graph["core"] == set()
+    assert _cycles(graph) == []
+    # The edges the sources have: the kernels' machinery over host views, the fallback's use of them.
+    assert {"host_view", "core"} <= graph["ops"] and "fallback" in graph["host_view"]
