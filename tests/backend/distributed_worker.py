@@ -17,11 +17,14 @@ import torch.distributed as dist
 import torch_foo
 from torch.nn.parallel import DistributedDataParallel
 
+# torch.foo, which importing torch_foo registers (this script runs on its own, without the tests'
+# foo_testing.foo): torch's lookup of it has a type.
+foo = torch.get_device_module("foo")
 RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
 # Two ranks share a simulated device when there are more ranks than devices: fine, the memory
 # of each process is its own.
-DEVICE = torch.device("foo", RANK % torch.foo.device_count())
+DEVICE = torch.device("foo", RANK % foo.device_count())
 
 
 def check(name: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
@@ -47,7 +50,7 @@ def on_device(t: torch.Tensor) -> torch.Tensor:
 
 
 def collectives() -> None:
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     ranks = range(WORLD)
     shape = (3, 4)
     everyone = [ranked(shape, r) for r in ranks]
@@ -250,7 +253,7 @@ def my_batches() -> list[tuple[torch.Tensor, torch.Tensor]]:
 
 def ddp() -> None:
     """DDP for a few steps == one process on the concatenated batch."""
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     reference = single_process_reference()
     # slightly different init on each rank: DDP must broadcast rank 0's weights first
     local = small_model()
@@ -268,7 +271,7 @@ def fsdp() -> None:
     from torch.distributed.fsdp import FullyShardedDataParallel, fully_shard
     from torch.distributed.tensor import DTensor
 
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     reference = single_process_reference()
 
     sharded = small_model().to(DEVICE)
@@ -300,12 +303,12 @@ def wait_gates_the_stream() -> None:
     store), so a wait() that blocked the host would never return: the test proves the
     asynchrony without timing. Meanwhile rank 0's current stream is gated (query() is False),
     and work on it after the wait() -- the add below -- sees the reduced values."""
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     store = dist.distributed_c10d._get_default_store()
     t = on_device(torch.full((64,), float(RANK + 1)))
     expected = torch.full((64,), float(sum(range(1, WORLD + 1))))
-    side = torch.foo.Stream()
-    with torch.foo.stream(side):  # a non-default current stream, as in an overlap pattern
+    side = foo.Stream()
+    with foo.stream(side):  # a non-default current stream, as in an overlap pattern
         if RANK == 0:
             work = dist.all_reduce(t, async_op=True)
             work.wait()
@@ -323,7 +326,7 @@ def wait_gates_the_stream() -> None:
 
 def rank_dies() -> None:
     """The last rank exits before the collective: the others must fail with an error, soon."""
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     dist.barrier()
     if RANK == WORLD - 1:
         os._exit(3)

@@ -11,6 +11,8 @@ import pytest
 import torch
 from torch import nn
 
+from foo_testing import foo
+
 DEVICE = "foo"
 DEVICES = ("cpu", DEVICE)
 
@@ -196,12 +198,12 @@ def test_export_of_a_plain_model_round_trips_and_runs_on_the_device() -> None:
 
 @pytest.fixture
 def second_device():
-    if torch.foo.device_count() < 2:
+    if foo.device_count() < 2:
         pytest.skip("needs two foo devices (SCAFFOLD_DEVICE_COUNT)")
-    previous = torch.foo.current_device()
-    torch.foo.set_device(0)
+    previous = foo.current_device()
+    foo.set_device(0)
     yield torch.device(DEVICE, 1)
-    torch.foo.set_device(previous)
+    foo.set_device(previous)
 
 
 def test_device_kernel_runs_with_its_tensors_device_current(second_device: torch.device) -> None:
@@ -210,11 +212,11 @@ def test_device_kernel_runs_with_its_tensors_device_current(second_device: torch
     assert result.device == second_device
     assert result.cpu().tolist() == [6.0, 12.0, 20.0]
     # The guard restores the caller's current device.
-    assert torch.foo.current_device() == 0
+    assert foo.current_device() == 0
     # And the other way round: device 0's tensors from a thread whose current device is 1.
-    torch.foo.set_device(1)
+    foo.set_device(1)
     assert torch.ops.foo.mymuladd(a.to(DEVICE + ":0"), b.to(DEVICE + ":0"), 2).device == torch.device(DEVICE, 0)
-    assert torch.foo.current_device() == 1
+    assert foo.current_device() == 1
 
 
 def test_the_guard_holds_through_autograd_and_compile(second_device: torch.device) -> None:
@@ -232,4 +234,4 @@ def test_for_each_add_on_a_second_device_queue(second_device: torch.device) -> N
     tq.push(x)
     torch.ops.foo.for_each_add_(tq, torch.ones(3, device=second_device))
     assert x.cpu().tolist() == [1.0, 2.0, 3.0]
-    assert torch.foo.current_device() == 0
+    assert foo.current_device() == 0

@@ -11,6 +11,8 @@ import pytest
 import torch
 from torch import nn
 
+from foo_testing import foo
+
 DEVICE = "foo"
 
 pytestmark = pytest.mark.slow
@@ -25,7 +27,7 @@ def _fresh_dynamo():
 
 def test_memory_protection_is_on() -> None:
     # The point of these tests: a generated kernel that dereferences a device pointer crashes.
-    assert torch.foo.memory_protection_enabled()
+    assert foo.memory_protection_enabled()
 
 
 def test_mlp_under_inductor_equals_eager() -> None:

@@ -30,6 +30,7 @@ from foo_testing import (
     check_inplace,
     check_out,
     check_outcome,
+    foo,
     no_fallback,
     place,
 )
@@ -250,7 +251,7 @@ def _copy_from() -> None:
     # so reading it needs a synchronisation first
     on_host = x.to(DEVICE, non_blocking=True).to("cpu", non_blocking=True)
     assert on_host.is_pinned()
-    torch.foo.synchronize()
+    foo.synchronize()
     assert torch.equal(on_host, x)
     # overlapping device copy (memmove semantics through a view)
     o = torch.arange(10.0, device=DEVICE)
@@ -838,15 +839,15 @@ def test_functional_and_inplace_ops_do_what_the_cpu_does(call: str, layout: str)
 def test_functional_ops_release_device_memory() -> None:
     """Host views used by the native functional and in-place kernels do not keep device memory
     alive after the call (they are recycled, see runtime/csrc/host_view_cache.h)."""
-    start = torch.foo.memory_allocated()
+    start = foo.memory_allocated()
     a, b = torch.randn(1000, device=DEVICE), torch.randn(1000, device=DEVICE)
     c = torch.exp(a + b * 2).add_(a)
     d = torch.where(c > 0, a, b).index_select(0, torch.tensor([1, 2], device=DEVICE))
     del a, b, c, d
     # Launched kernels hold their operands until they have run (launch.h), as CUDA's caching
     # allocator keeps a block in use until the stream's work on it is done.
-    torch.foo.synchronize()
-    assert torch.foo.memory_allocated() == start
+    foo.synchronize()
+    assert foo.memory_allocated() == start
 
 
 def test_functional_ops_inside_and_outside_inference_mode() -> None:
@@ -1275,7 +1276,7 @@ def _index_select() -> None:
         # An index out of range depends on the data: reported at the next synchronisation, as
         # CUDA's device-side assert is.
         torch.index_select(torch.ones(3, device=DEVICE), 0, torch.tensor([3], device=DEVICE))
-        torch.foo.synchronize()
+        foo.synchronize()
     with pytest.raises(RuntimeError, match="int64 or int32"):
         torch.index_select(
             torch.ones(3, device=DEVICE), 0, torch.tensor([1.0], device=DEVICE), out=torch.empty(0, device=DEVICE)
@@ -2529,7 +2530,7 @@ def _hardsigmoid_backward() -> None:
 
 
 def _same_stream(make: Callable[[str], torch.Tensor]) -> None:
-    torch.foo.manual_seed(1234)
+    foo.manual_seed(1234)
     torch.manual_seed(1234)
     with no_fallback():
         on_foo = make(DEVICE)
