@@ -195,7 +195,7 @@ def check_inplace(fn_: Callable[..., Any], *args: Any, layouts: Sequence[str] = 
     """fn_(self, *rest) modifies self in place and returns it, like the CPU."""
 
     def run(self: torch.Tensor, *rest: Any) -> torch.Tensor:
-        result = fn_(self, *rest)
+        result: object = fn_(self, *rest)
         assert result is self, "an in-place op must return self"
         return self
 
@@ -224,7 +224,7 @@ def _out_tensors(kind: str, dtypes: list[torch.dtype], shapes: list[torch.Size],
 def check_out(
     fn: Callable[..., Any],
     *args: Any,
-    dtype: torch.dtype | Sequence[torch.dtype] | None = None,
+    dtype: torch.dtype | tuple[torch.dtype, ...] | None = None,
     layouts: Sequence[str] = ("contiguous", "transposed"),
     **tol: Any,
 ) -> None:
@@ -234,8 +234,10 @@ def check_out(
     for layout in layouts:
         cpu_args = place(args, "cpu", layout)
         foo_args = place(args, DEVICE, layout)
-        multi = isinstance(dtype, (list, tuple))
-        dtypes = list(dtype) if multi else [dtype or next(a for a in cpu_args if isinstance(a, torch.Tensor)).dtype]
+        multi = isinstance(dtype, tuple)
+        dtypes = list(dtype) if isinstance(dtype, tuple) else [
+            dtype or next(a for a in cpu_args if isinstance(a, torch.Tensor)).dtype
+        ]
         ref_outs = [torch.empty(0, dtype=d) for d in dtypes]
         fn(*cpu_args, out=tuple(ref_outs) if multi else ref_outs[0])
         shapes = [r.shape for r in ref_outs]
