@@ -13,7 +13,7 @@ import threading
 import types
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
@@ -21,6 +21,12 @@ DEVICE = "foo"
 # torch.foo, the device module that importing torch_foo registers on torch: mypy cannot see an
 # attribute added at run time, so the tests reach it through this name, typed by torch's own lookup.
 foo: types.ModuleType = torch.get_device_module(DEVICE)
+
+
+def grad(tensor: torch.Tensor) -> torch.Tensor:
+    """`tensor.grad`, which a backward pass must have filled in."""
+    assert tensor.grad is not None, "no gradient: the backward pass did not reach this tensor"
+    return tensor.grad
 
 
 def fallback_counts() -> dict[str, int]:
@@ -111,6 +117,13 @@ def place(args: Sequence[Any], device: str, layout: str) -> list[Any]:
         else:
             placed.append(a)
     return placed
+
+
+class Tolerance(TypedDict, total=False):
+    """The tolerances assert_same (and the checks built on it) take, as torch.testing.assert_close."""
+
+    rtol: float
+    atol: float
 
 
 def assert_same(actual: Any, expected: Any, *, check_stride: bool = False, **tol: Any) -> None:

@@ -11,6 +11,7 @@ import datetime
 import os
 import sys
 import time
+from collections.abc import Iterable
 
 import torch
 import torch.distributed as dist
@@ -37,6 +38,13 @@ def check(name: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
         raise AssertionError(f"rank {RANK} {name}: got {got!r}, expected {expected!r}")
 
 
+def summed(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
+    """sum() of tensors (which starts from the int 0, so its type is not a tensor's)."""
+    total = sum(tensors)
+    assert isinstance(total, torch.Tensor), "nothing to sum"
+    return total
+
+
 def ranked(shape: tuple[int, ...], rank: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """Values that differ per rank and per element (CPU)."""
     n = 1
@@ -57,11 +65,11 @@ def collectives() -> None:
 
     # all_reduce, every op Gloo has, plus AVG (SUM then divide)
     expected_by_op = {
-        dist.ReduceOp.SUM: sum(everyone),
+        dist.ReduceOp.SUM: summed(everyone),
         dist.ReduceOp.PRODUCT: torch.stack(everyone).prod(0),
         dist.ReduceOp.MAX: torch.stack(everyone).amax(0),
         dist.ReduceOp.MIN: torch.stack(everyone).amin(0),
-        dist.ReduceOp.AVG: sum(everyone) / WORLD,
+        dist.ReduceOp.AVG: summed(everyone) / WORLD,
     }
     for op, expected in expected_by_op.items():
         t = on_device(ranked(shape, RANK))
@@ -80,7 +88,7 @@ def collectives() -> None:
     t = on_device(ranked(shape, RANK, torch.float64))
     work = dist.all_reduce(t, async_op=True)
     work.wait()
-    check("all_reduce async", t, sum(ranked(shape, r, torch.float64) for r in ranks))
+    check("all_reduce async", t, summed(ranked(shape, r, torch.float64) for r in ranks))
     fut = dist.all_reduce(on_device(ranked(shape, RANK)), async_op=True).get_future()
     check("all_reduce future", fut.wait()[0], expected_by_op[dist.ReduceOp.SUM])
 
@@ -91,7 +99,7 @@ def collectives() -> None:
         view_c = base[1:2].reshape(8)  # contiguous, storage offset 8
         view_c.copy_(on_device(ranked((8,), RANK)))
         dist.all_reduce(view_c)
-        check("all_reduce offset view", view_c, sum(ranked((8,), r) for r in ranks))
+        check("all_reduce offset view", view_c, summed(ranked((8,), r) for r in ranks))
         if base[0].abs().sum().item() != 0 or base[2:].abs().sum().item() != 0:
             raise AssertionError(f"rank {RANK}: all_reduce wrote outside the view")
     del view
@@ -115,13 +123,13 @@ def collectives() -> None:
     chunks = {r: [ranked(shape, r) * (c + 1) for c in ranks] for r in ranks}
     out = on_device(torch.zeros(shape))
     dist.reduce_scatter(out, [on_device(c) for c in chunks[RANK]])
-    check("reduce_scatter", out, sum(chunks[r][RANK] for r in ranks))
+    check("reduce_scatter", out, summed(chunks[r][RANK] for r in ranks))
     out = on_device(torch.zeros(shape))
     dist.reduce_scatter_tensor(out, on_device(torch.cat(chunks[RANK])))
-    check("reduce_scatter_tensor", out, sum(chunks[r][RANK] for r in ranks))
+    check("reduce_scatter_tensor", out, summed(chunks[r][RANK] for r in ranks))
     out = on_device(torch.zeros(shape))
     dist.reduce_scatter_tensor(out, on_device(torch.cat(chunks[RANK])), op=dist.ReduceOp.AVG)
-    check("reduce_scatter_tensor avg", out, sum(chunks[r][RANK] for r in ranks) / WORLD)
+    check("reduce_scatter_tensor avg", out, summed(chunks[r][RANK] for r in ranks) / WORLD)
 
     # all_to_all (list, sizes differ per pair) and all_to_all_single
     def piece(src: int, dst: int) -> torch.Tensor:
@@ -154,16 +162,17 @@ def collectives() -> None:
     received = on_device(torch.zeros(shape))
     works = [dist.isend(on_device(ranked(shape, RANK)), right), dist.irecv(received, left)]
     for w in works:
+        assert w is not None, "this rank is in the default group: the request has a Work"
         w.wait()
     check("isend/irecv", received, ranked(shape, left))
-    works = dist.batch_isend_irecv(
+    batch_works = dist.batch_isend_irecv(
         [
             dist.P2POp(dist.isend, on_device(ranked(shape, RANK)), right),
             dist.P2POp(dist.irecv, received, left),
         ]
     )
-    for w in works:
-        w.wait()
+    for work in batch_works:
+        work.wait()
     check("batch_isend_irecv", received, ranked(shape, left))
 
     # reduce, gather, scatter to/from root 0
@@ -206,7 +215,7 @@ def collectives() -> None:
 STEPS, PER_RANK = 4, 3
 
 
-def small_model() -> torch.nn.Module:
+def small_model() -> torch.nn.Sequential:
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
 

@@ -6,19 +6,20 @@ torch.library.opcheck, under torch.compile and through torch.export save/load.""
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 
 import pytest
 import torch
 from torch import nn
 
-from foo_testing import foo
+from foo_testing import foo, grad
 
 DEVICE = "foo"
 DEVICES = ("cpu", DEVICE)
 
 
 @pytest.fixture(autouse=True)
-def _fresh_dynamo():
+def _fresh_dynamo() -> Iterator[None]:
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
@@ -119,7 +120,8 @@ class MulAdd(nn.Module):
         self.weight = nn.Parameter(torch.tensor([0.5, -1.0, 2.0]))
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return torch.ops.foo.mymuladd(x * self.weight, y, 2.0).relu()
+        out: torch.Tensor = torch.ops.foo.mymuladd(x * self.weight, y, 2.0).relu()
+        return out
 
 
 def _inputs(device: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -197,7 +199,7 @@ def test_export_of_a_plain_model_round_trips_and_runs_on_the_device() -> None:
 
 
 @pytest.fixture
-def second_device():
+def second_device() -> Iterator[torch.device]:
     if foo.device_count() < 2:
         pytest.skip("needs two foo devices (SCAFFOLD_DEVICE_COUNT)")
     previous = foo.current_device()
@@ -223,7 +225,7 @@ def test_the_guard_holds_through_autograd_and_compile(second_device: torch.devic
     a = torch.randn(4, device=second_device, requires_grad=True)
     b = torch.randn(4, device=second_device)
     torch.ops.foo.mymuladd(a, b, 1.0).sum().backward()
-    torch.testing.assert_close(a.grad.cpu(), b.cpu())
+    torch.testing.assert_close(grad(a).cpu(), b.cpu())
     compiled = torch.compile(lambda x, y: torch.ops.foo.mymuladd(x, y, 2.0), backend="aot_eager", fullgraph=True)
     torch.testing.assert_close(compiled(a.detach(), b).cpu(), (a.detach() * b + 2.0).cpu())
 

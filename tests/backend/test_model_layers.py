@@ -48,7 +48,8 @@ class SmallCNN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.features(x).flatten(1)
-        return self.head(h * self.gate(h))
+        logits: torch.Tensor = self.head(h * self.gate(h))
+        return logits
 
 
 class TransformerBlock(nn.Module):
@@ -75,7 +76,8 @@ class TransformerBlock(nn.Module):
         attention = F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
         x = x + self.proj(attention.transpose(1, 2).reshape(b, t, -1))
         x = x + self.mlp(self.ln2(x))
-        return self.ln_f(x) @ self.tok.weight.t()
+        logits: torch.Tensor = self.ln_f(x) @ self.tok.weight.t()
+        return logits
 
 
 def _cnn_batch(device: str) -> tuple[torch.Tensor, torch.Tensor]:

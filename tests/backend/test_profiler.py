@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import torch
 import torch_foo
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import DeviceType, ProfilerActivity, profile
 
 from foo_testing import foo
 
@@ -24,7 +24,8 @@ DEVICE_TYPE = torch.device(DEVICE).type
 
 
 def _profile(fn: Any, **kwargs: Any) -> profile:
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], **kwargs) as prof:
+    prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], **kwargs)
+    with prof:
         fn()
         foo.synchronize()
     return prof
@@ -33,11 +34,12 @@ def _profile(fn: Any, **kwargs: Any) -> profile:
 def _trace(prof: profile, tmp_path: Path) -> list[dict[str, Any]]:
     path = tmp_path / "trace.json"
     prof.export_chrome_trace(str(path))
-    return json.loads(path.read_text())["traceEvents"]
+    events: list[dict[str, Any]] = json.loads(path.read_text())["traceEvents"]
+    return events
 
 
 def _device_events(prof: profile) -> list[Any]:
-    return [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
+    return [e for e in prof.events() if e.device_type == DeviceType.PrivateUse1]
 
 
 def test_each_kernel_is_a_device_event_under_the_op_that_launched_it(tmp_path: Path) -> None:
@@ -56,7 +58,7 @@ def test_each_kernel_is_a_device_event_under_the_op_that_launched_it(tmp_path: P
                        ("aten::relu", "foo_kernel::relu")):
         assert averages[op].self_device_time_total == pytest.approx(averages[kernel].device_time_total)
         assert averages[op].self_device_time_total > 0
-    ops = {e.name: e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CPU}
+    ops = {e.name: e for e in prof.events() if e.device_type == DeviceType.CPU}
     assert [k.name for k in ops["aten::relu"].kernels] == ["foo_kernel::relu"]
 
     events = _trace(prof, tmp_path)

@@ -49,7 +49,7 @@ def test_non_blocking_copy_from_pinned_memory_is_asynchronous() -> None:
 def test_copy_from_pageable_memory_waits_for_the_stream() -> None:
     src = torch.arange(N, dtype=torch.float32)  # pageable: copies synchronise, as in CUDA
     dst = torch.zeros(N).to("foo")
-    s = foo.Stream()
+    s: torch.Stream = foo.Stream()
 
     def copy() -> bool:
         with foo.stream(s):
