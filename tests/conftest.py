@@ -37,7 +37,8 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture(scope="session")
 def installed_header() -> Path:
-    return find_installed_torch().declarations_path
+    path: Path = find_installed_torch().declarations_path
+    return path
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ import pytest
 from scaffold_testing import INSTALLED_TORCH
 
 from scaffold_backend.errors import BackendYamlError
-from scaffold_backend.model.backend import DeviceGuardType, FallbackDefault, FallbackMode
+from scaffold_backend.model.backend import BackendConfig, DeviceGuardType, FallbackDefault, FallbackMode
+from scaffold_backend.model.declarations import DeclarationsFile
 from scaffold_backend.model.selection import OpStatus
 from scaffold_backend.parse.backend_yaml import parse_backend_yaml
 from scaffold_backend.parse.inputs import load_declarations
@@ -17,7 +18,7 @@ from scaffold_backend.select.selection import select
 HEAD = "backend: PrivateUse1\ncpp_namespace: foo\n"
 
 
-def parse(text: str):  # type: ignore[no-untyped-def]
+def parse(text: str) -> BackendConfig:
     return parse_backend_yaml(text, display_path="b.yaml")
 
 
@@ -211,11 +212,11 @@ def test_bad_yaml_messages(text: str, message: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def declarations():  # type: ignore[no-untyped-def]
+def declarations() -> DeclarationsFile:
     return load_declarations(None, Path.cwd())
 
 
-def select_error(text: str, declarations) -> str:  # type: ignore[no-untyped-def]
+def select_error(text: str, declarations: DeclarationsFile) -> str:
     with pytest.raises(BackendYamlError) as error:
         select(parse(HEAD + text), declarations)
     return str(error.value)
@@ -264,11 +265,11 @@ def select_error(text: str, declarations) -> str:  # type: ignore[no-untyped-def
         ),
     ],
 )
-def test_selection_errors(text: str, message: str, declarations) -> None:  # type: ignore[no-untyped-def]
+def test_selection_errors(text: str, message: str, declarations: DeclarationsFile) -> None:
     assert select_error(text, declarations) == message
 
 
-def test_statuses(declarations) -> None:  # type: ignore[no-untyped-def]
+def test_statuses(declarations: DeclarationsFile) -> None:
     config = parse(
         HEAD + "supported: [abs.out, add.Tensor]\nautograd: [max_pool2d]\nsymint: [abs.out]\n"
         "fallback:\n  never: [mm.out]\n  explicit: [neg.out]\n"

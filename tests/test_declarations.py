@@ -34,6 +34,7 @@ def test_real_headers_round_trip(version: str, entries: int, required: int) -> N
     assert [str(d) for d in declarations] == entry_lines
     lines = text.splitlines()
     for declaration in declarations:
+        assert declaration.location.line is not None
         assert lines[declaration.location.line - 1] == str(declaration)
 
 
@@ -120,9 +121,9 @@ def test_duplicate_and_empty_headers_are_errors() -> None:
     with pytest.raises(DeclarationsError) as error:
         parse_declarations(f"{line}\n{line}\n", display_path="d.h")
     assert str(error.value) == "d.h:2: operator 'abs' is declared twice (first at line 1)"
-    with pytest.raises(ScaffoldError) as error:
+    with pytest.raises(ScaffoldError) as empty:
         parse_declarations("// nothing here\n", display_path="d.h")
-    assert str(error.value) == "d.h: no operator declarations found: is this a RegistrationDeclarations.h?"
+    assert str(empty.value) == "d.h: no operator declarations found: is this a RegistrationDeclarations.h?"
 
 
 def test_op_traits_line_scan_matches_a_full_yaml_parse() -> None:

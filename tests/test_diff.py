@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,18 +13,19 @@ from scaffold_testing import REPO, TESTS, fake_torch_installation, run_cli_proce
 
 from scaffold_backend.commands.diff import ChangeKind, FlagChange, diff_declarations
 from scaffold_backend.commands.diff_report import flags_text, schema_change_texts
+from scaffold_backend.model.declarations import DeclarationsFile
 from scaffold_backend.parse.inputs import load_declarations
 
 SCALED_MM_V2_FAMILY = {"_scaled_mm_v2", "_scaled_mm_v2.out", "_scaled_grouped_mm_v2"}
 
 
 @pytest.fixture(scope="module")
-def torch_2_13():  # type: ignore[no-untyped-def]
+def torch_2_13() -> DeclarationsFile:
     """torch 2.13.0's header: the release these figures were measured against."""
     return load_declarations(shared_header("2.13.0"), Path.cwd())
 
 
-def test_2_9_to_2_13_names_exactly_the_real_changes(torch_2_13) -> None:  # type: ignore[no-untyped-def]
+def test_2_9_to_2_13_names_exactly_the_real_changes(torch_2_13: DeclarationsFile) -> None:
     old = load_declarations(shared_header("2.9.0"), Path.cwd())
     diff = diff_declarations(old, torch_2_13)
     schema = {change.op_name: tuple(schema_change_texts(change)) for change in diff.of_kind(ChangeKind.SCHEMA)}
@@ -51,7 +53,7 @@ def test_2_9_to_2_13_names_exactly_the_real_changes(torch_2_13) -> None:  # type
     assert len(diff.of_kind(ChangeKind.REMOVED)) == 116
 
 
-def test_2_12_to_2_13_removes_named_tensor_overloads(torch_2_13) -> None:  # type: ignore[no-untyped-def]
+def test_2_12_to_2_13_removes_named_tensor_overloads(torch_2_13: DeclarationsFile) -> None:
     old = load_declarations(shared_header("2.12.0"), Path.cwd())
     diff = diff_declarations(old, torch_2_13)
     assert [c.op_name for c in diff.of_kind(ChangeKind.ADDED)] == ["_foreach_mm"]
@@ -177,7 +179,9 @@ def test_removed_op_in_the_yaml_names_its_likely_replacement(tmp_path: Path) -> 
         ),
     ],
 )
-def test_inputs_that_are_not_declarations_files(tmp_path: Path, setup, argument: str, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_inputs_that_are_not_declarations_files(
+    tmp_path: Path, setup: Callable[[Path], object], argument: str, message: str
+) -> None:
     setup(tmp_path)
     result = run_cli_process(["diff", argument, "installed"], tmp_path)
     assert result.returncode == 2

@@ -75,7 +75,7 @@ def test_the_version_is_written_once_and_projects_install_exactly_it() -> None:
 def test_the_workflows_use_only_what_ci_can_run_of_them() -> None:
     runner = _workflow_runner()
     files = project_files(ProjectNames("bar"), "backend: PrivateUse1\n")
-    context = {name: {} for name in ("matrix", "inputs", "vars", "github", "runner")}
+    context: dict[str, dict[str, object]] = {name: {} for name in ("matrix", "inputs", "vars", "github", "runner")}
     for workflow in WORKFLOWS:
         document = yaml.safe_load(files[workflow])
         # bash -eo pipefail: `diff ... | tee` fails when the diff does.
@@ -159,7 +159,9 @@ def test_the_wheel_holds_what_the_tool_reads_and_makes_the_same_project(tmp_path
     assert modules <= {name.removeprefix("scaffold_backend/") for name in names}
     assert metadata["Version"] == __version__
     torch_line = (REPO / "runtime" / "cmake" / "torch-requirement.txt").read_text().split()[-1]
-    torch = [Requirement(line) for line in metadata.get_all("Requires-Dist") if Requirement(line).name == "torch"]
+    requires = metadata.get_all("Requires-Dist")
+    assert requires is not None
+    torch = [Requirement(line) for line in requires if Requirement(line).name == "torch"]
     assert [requirement.specifier for requirement in torch] == [Requirement(torch_line).specifier]
 
     # Installed where no checkout is, the tool makes exactly the project the checkout makes.

@@ -322,7 +322,7 @@ def test_every_yaml_document_is_read_by_the_one_bounded_loader() -> None:
 PATH_VALUES = st.one_of(
     st.sampled_from(["adir", "afile", "fifo", "loop", "nope/x", "afile/x", "/dev/zero", "-", ".", "bomb.yaml",
                      "cycle.yaml", "latin1.yaml", LONG, f"{LONG}/x", "", " ", "a\tb", "..", "/"]),
-    st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40),
+    st.text(alphabet=st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=40),
 )
 PROPERTY_SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -400,7 +400,7 @@ def test_any_command_line_parses_without_a_traceback(shared_project: Path, argv:
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.one_of(st.sampled_from(["npu", "cuda", "torch", "nn", LONG, "a b", "../x", "Foo", "é"]),
-                      st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+                      st.text(alphabet=st.characters(exclude_characters="\x00", exclude_categories=["Cs"]),
                               min_size=1, max_size=30)))
 def test_init_takes_any_name_without_a_traceback(tmp_path_factory: pytest.TempPathFactory, name: str) -> None:
     root = tmp_path_factory.mktemp("init")

@@ -344,11 +344,11 @@ def test_reference_backend_is_init_plus_its_own_kernels(tmp_path: Path) -> None:
         if name.startswith("kernels/") and b"scaffold::runtime::" in content:
             assert reference_kernels[name[len("kernels/"):]] == content  # core kernels: identical
     # The examples init fills in are the reference backend's own files, rendered for foo.
-    for name, content in render_example_files("foo", "torch_foo", "yaml/foo.yaml").items():
-        assert reference_kernels[name].decode() == content, f"runtime/kernels/{name} drifted from its template"
-        assert project[f"kernels/{name}"].decode() == content, name
-    for name, content in render_package_files(ProjectNames("foo"), REFERENCE_BACKEND_LAYOUT).items():
-        assert (REPO / "runtime" / name).read_text() == content, f"runtime/{name} drifted from its template"
+    for name, text in render_example_files("foo", "torch_foo", "yaml/foo.yaml").items():
+        assert reference_kernels[name].decode() == text, f"runtime/kernels/{name} drifted from its template"
+        assert project[f"kernels/{name}"].decode() == text, name
+    for name, text in render_package_files(ProjectNames("foo"), REFERENCE_BACKEND_LAYOUT).items():
+        assert (REPO / "runtime" / name).read_text() == text, f"runtime/{name} drifted from its template"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def with_one_field_replaced(value: Any) -> st.SearchStrategy[dict[str, Any]]:
     walk(VALID_MANIFEST, ())
 
     def replace(path: tuple[str, ...], new: Any) -> dict[str, Any]:
-        document = json.loads(json.dumps(VALID_MANIFEST))
+        document: dict[str, Any] = json.loads(json.dumps(VALID_MANIFEST))
         if not path:
             return new if isinstance(new, dict) else {"format": new}
         node = document

@@ -33,7 +33,8 @@ def in_namespace(body: str, namespace: str = "tiny") -> str:
 
 
 def defined(text: str) -> set[Signature]:
-    return defined_signatures(text, ALL)
+    signatures: set[Signature] = defined_signatures(text, ALL)
+    return signatures
 
 
 def test_the_signature_of_a_generated_definition_line() -> None:

@@ -12,6 +12,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -80,7 +81,7 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def edit_manifest(root: Path, change: Callable[[dict], None]) -> None:  # type: ignore[type-arg]
+def edit_manifest(root: Path, change: Callable[[dict[str, Any]], None]) -> None:
     path = root / MANIFEST
     document = json.loads(path.read_text())
     change(document)
@@ -118,6 +119,21 @@ def header_edit(old: str, new: str) -> Callable[[Path], None]:
 def symlink_native_outside(root: Path) -> None:
     shutil.rmtree(root / "generated" / "native")
     (root / "generated" / "native").symlink_to(root.parent / "victim")
+
+
+def symlink_native_outside_without_manifest(root: Path) -> None:
+    symlink_native_outside(root)
+    (root / MANIFEST).unlink()
+
+
+def escape_through_a_symlinked_directory(root: Path) -> None:
+    add_file_entry("escape/victim.txt")(root)
+    (root / "generated" / "escape").symlink_to(root.parent / "victim")
+
+
+def manifest_symlinked_to_an_endless_file(root: Path) -> None:
+    (root / MANIFEST).unlink()
+    (root / MANIFEST).symlink_to("/dev/zero")
 
 
 def symlink_kernel_outside(root: Path) -> None:
@@ -171,11 +187,7 @@ CORPUS = [
      "error: generated/scaffold_manifest.json: the manifest is not valid: \"kernel_files\" entry "
      "'../../victim/victim.txt' is not inside the kernel directory"),
     ("manifest-symlink-escape", GENERATED,
-     lambda root: (
-         add_file_entry("escape/victim.txt")(root),
-         (root / "generated" / "escape").symlink_to(root.parent / "victim"),
-     ),
-     ["--force"],
+     escape_through_a_symlinked_directory, ["--force"],
      "error: generated/scaffold_manifest.json: the manifest is not valid: \"files\" entry 'escape/victim.txt' is not "
      "inside the output directory"),
     ("manifest-format", GENERATED, lambda root: edit_manifest(root, lambda d: d.__setitem__("format", 99)), [],
@@ -190,7 +202,7 @@ CORPUS = [
      lambda root: (root / MANIFEST).write_bytes((root / MANIFEST).read_bytes().replace(b'"files"', b'"fi\xffles"')), [],
      "error: generated/scaffold_manifest.json:…: the manifest is not valid: it is not UTF-8 text"),
     ("manifest-symlink-to-endless", GENERATED,
-     lambda root: ((root / MANIFEST).unlink(), (root / MANIFEST).symlink_to("/dev/zero")), [],
+     manifest_symlinked_to_an_endless_file, [],
      "error: generated/scaffold_manifest.json: the manifest lies outside the output and kernel directories"),
     ("journal-outside", GENERATED, crafted_journal, [],
      "error: ../victim/victim.txt: a file named by the transaction journal lies outside the output and kernel "
@@ -241,7 +253,7 @@ CORPUS = [
      "error: generated/scaffold_manifest.json: the manifest is not valid: \"kernel_files\" entry '../kernels/abs.cpp' "
      "is not inside the kernel directory"),
     ("native-symlinked-outside-no-manifest", GENERATED,
-     lambda root: (symlink_native_outside(root), (root / MANIFEST).unlink()), ["--force"],
+     symlink_native_outside_without_manifest, ["--force"],
      "error: generated/native/…: an output file lies outside the output and kernel directories"),
 ]
 
@@ -250,8 +262,13 @@ CORPUS = [
     ("setup", "from_generated", "extra", "expected"),
     [pytest.param(setup, gen, extra, expected, id=name) for name, gen, setup, extra, expected in CORPUS],
 )
-def test_bad_input_is_refused_with_one_located_line_and_nothing_changes(  # type: ignore[no-untyped-def]
-    tmp_path: Path, baseline: Path, setup, from_generated: bool, extra: list[str], expected: str
+def test_bad_input_is_refused_with_one_located_line_and_nothing_changes(
+    tmp_path: Path,
+    baseline: Path,
+    setup: Callable[[Path], object],
+    from_generated: bool,
+    extra: list[str],
+    expected: str,
 ) -> None:
     root = workspace(tmp_path, baseline if from_generated else None)
     setup(root)
@@ -424,22 +441,23 @@ def test_an_interrupted_commit_is_completed_by_the_next_run(tmp_path: Path, base
     yaml_edit("  - abs\n", "  - abs\n  - mm\n")(new_root)
     assert invoke(new_root, ARGS)[0] == 0
     old, new = tree(root / "generated"), tree(new_root / "generated")
-    operations = []
+    operations: list[tuple[str, str | None]] = []  # (target, staged file name or None: a removal)
     for relative in sorted(set(old) | set(new)):
         target = root / "generated" / relative
         if relative not in new:
-            operations.append({"target": relative, "staged": None})
+            operations.append((relative, None))
         elif old.get(relative) != new[relative]:
             staged = target.parent / f".{target.name}.abcd1234"
             write(staged, "")
             staged.write_bytes(new[relative])
-            operations.append({"target": relative, "staged": staged.name})
+            operations.append((relative, staged.name))
     # Half of the renames happened before the kill.
-    for operation in operations[: len(operations) // 2]:
-        if operation["staged"]:
-            staged = root / "generated" / Path(operation["target"]).parent / operation["staged"]
-            os.replace(staged, root / "generated" / operation["target"])
-    write(root / "generated" / JOURNAL_NAME, json.dumps({"format": 1, "operations": operations}))
+    for relative, staged_name in operations[: len(operations) // 2]:
+        if staged_name:
+            staged = root / "generated" / Path(relative).parent / staged_name
+            os.replace(staged, root / "generated" / relative)
+    journal = [{"target": relative, "staged": staged_name} for relative, staged_name in operations]
+    write(root / "generated" / JOURNAL_NAME, json.dumps({"format": 1, "operations": journal}))
     yaml_edit("  - abs\n", "  - abs\n  - mm\n")(root)
     check = invoke(root, [*ARGS, "--check"])
     assert check[0] == 1 and "an interrupted `scaffold-backend generate` left its write unfinished" in check[2]

@@ -97,7 +97,7 @@ CHANGES = [
 
 
 @pytest.mark.parametrize("change", CHANGES)
-def test_any_change_goes_to_the_full_run(tmp_path: Path, change) -> None:  # type: ignore[no-untyped-def]
+def test_any_change_goes_to_the_full_run(tmp_path: Path, change: Callable[[Path], None]) -> None:
     root = _project(tmp_path)
     run_cli_process([*ARGS, "--check"], root)
     change(root)
@@ -117,7 +117,9 @@ def _remember_settled_tree(root: Path) -> None:
 
 
 @pytest.mark.parametrize("change", CHANGES)
-def test_any_change_goes_to_the_full_run_when_the_tree_is_remembered(tmp_path: Path, change) -> None:  # type: ignore[no-untyped-def]
+def test_any_change_goes_to_the_full_run_when_the_tree_is_remembered(
+    tmp_path: Path, change: Callable[[Path], None]
+) -> None:
     """With the manifest's facts and every file's status remembered, the check answers without
     parsing the manifest; every change must still reach the full run."""
     root = _project(tmp_path)

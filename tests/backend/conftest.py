@@ -8,14 +8,10 @@ to work at all.
 from __future__ import annotations
 
 import importlib.util
-import sys
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # foo_testing
-
-import torch  # noqa: E402  (autoloads torch_foo through its entry point when installed)
+import torch  # autoloads torch_foo through its entry point when installed
 
 if importlib.util.find_spec("torch_foo") is None:
     raise RuntimeError(
@@ -25,20 +21,22 @@ if importlib.util.find_spec("torch_foo") is None:
 
 import torch_foo  # noqa: E402,F401  (fails loudly if the extension does not load)
 
-if not hasattr(torch, "foo") or torch.foo.device_count() < 1:
+if not hasattr(torch, "foo") or torch.get_device_module("foo").device_count() < 1:
     raise RuntimeError(
         "torch_foo is installed but torch.foo is missing or reports no devices "
         "(check SCAFFOLD_DEVICE_COUNT)"
     )
 
+from foo_testing import foo  # noqa: E402  (torch.foo exists: checked above)
+
 
 @pytest.fixture(autouse=True)
-def _restore_device_state():
+def _restore_device_state() -> Iterator[None]:
     """Tests that change the current device or the memory capacity must not leak it."""
-    device = torch.foo.current_device()
-    capacities = [torch.foo.get_memory_capacity(i) for i in range(torch.foo.device_count())]
+    device = foo.current_device()
+    capacities = [foo.get_memory_capacity(i) for i in range(foo.device_count())]
     yield
-    torch.foo.set_device(device)
+    foo.set_device(device)
     for i, capacity in enumerate(capacities):
-        if torch.foo.get_memory_capacity(i) != capacity:
-            torch.foo.set_memory_capacity(capacity, i)
+        if foo.get_memory_capacity(i) != capacity:
+            foo.set_memory_capacity(capacity, i)

@@ -11,17 +11,21 @@ import datetime
 import os
 import sys
 import time
+from collections.abc import Iterable
 
 import torch
 import torch.distributed as dist
 import torch_foo
 from torch.nn.parallel import DistributedDataParallel
 
+# torch.foo, which importing torch_foo registers (this script runs on its own, without the tests'
+# foo_testing.foo): torch's lookup of it has a type.
+foo = torch.get_device_module("foo")
 RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
 # Two ranks share a simulated device when there are more ranks than devices: fine, the memory
 # of each process is its own.
-DEVICE = torch.device("foo", RANK % torch.foo.device_count())
+DEVICE = torch.device("foo", RANK % foo.device_count())
 
 
 def check(name: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
@@ -32,6 +36,13 @@ def check(name: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
         got, expected
     ):
         raise AssertionError(f"rank {RANK} {name}: got {got!r}, expected {expected!r}")
+
+
+def summed(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
+    """sum() of tensors (which starts from the int 0, so its type is not a tensor's)."""
+    total = sum(tensors)
+    assert isinstance(total, torch.Tensor), "nothing to sum"
+    return total
 
 
 def ranked(shape: tuple[int, ...], rank: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -47,18 +58,18 @@ def on_device(t: torch.Tensor) -> torch.Tensor:
 
 
 def collectives() -> None:
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     ranks = range(WORLD)
     shape = (3, 4)
     everyone = [ranked(shape, r) for r in ranks]
 
     # all_reduce, every op Gloo has, plus AVG (SUM then divide)
     expected_by_op = {
-        dist.ReduceOp.SUM: sum(everyone),
+        dist.ReduceOp.SUM: summed(everyone),
         dist.ReduceOp.PRODUCT: torch.stack(everyone).prod(0),
         dist.ReduceOp.MAX: torch.stack(everyone).amax(0),
         dist.ReduceOp.MIN: torch.stack(everyone).amin(0),
-        dist.ReduceOp.AVG: sum(everyone) / WORLD,
+        dist.ReduceOp.AVG: summed(everyone) / WORLD,
     }
     for op, expected in expected_by_op.items():
         t = on_device(ranked(shape, RANK))
@@ -77,7 +88,7 @@ def collectives() -> None:
     t = on_device(ranked(shape, RANK, torch.float64))
     work = dist.all_reduce(t, async_op=True)
     work.wait()
-    check("all_reduce async", t, sum(ranked(shape, r, torch.float64) for r in ranks))
+    check("all_reduce async", t, summed(ranked(shape, r, torch.float64) for r in ranks))
     fut = dist.all_reduce(on_device(ranked(shape, RANK)), async_op=True).get_future()
     check("all_reduce future", fut.wait()[0], expected_by_op[dist.ReduceOp.SUM])
 
@@ -88,7 +99,7 @@ def collectives() -> None:
         view_c = base[1:2].reshape(8)  # contiguous, storage offset 8
         view_c.copy_(on_device(ranked((8,), RANK)))
         dist.all_reduce(view_c)
-        check("all_reduce offset view", view_c, sum(ranked((8,), r) for r in ranks))
+        check("all_reduce offset view", view_c, summed(ranked((8,), r) for r in ranks))
         if base[0].abs().sum().item() != 0 or base[2:].abs().sum().item() != 0:
             raise AssertionError(f"rank {RANK}: all_reduce wrote outside the view")
     del view
@@ -112,13 +123,13 @@ def collectives() -> None:
     chunks = {r: [ranked(shape, r) * (c + 1) for c in ranks] for r in ranks}
     out = on_device(torch.zeros(shape))
     dist.reduce_scatter(out, [on_device(c) for c in chunks[RANK]])
-    check("reduce_scatter", out, sum(chunks[r][RANK] for r in ranks))
+    check("reduce_scatter", out, summed(chunks[r][RANK] for r in ranks))
     out = on_device(torch.zeros(shape))
     dist.reduce_scatter_tensor(out, on_device(torch.cat(chunks[RANK])))
-    check("reduce_scatter_tensor", out, sum(chunks[r][RANK] for r in ranks))
+    check("reduce_scatter_tensor", out, summed(chunks[r][RANK] for r in ranks))
     out = on_device(torch.zeros(shape))
     dist.reduce_scatter_tensor(out, on_device(torch.cat(chunks[RANK])), op=dist.ReduceOp.AVG)
-    check("reduce_scatter_tensor avg", out, sum(chunks[r][RANK] for r in ranks) / WORLD)
+    check("reduce_scatter_tensor avg", out, summed(chunks[r][RANK] for r in ranks) / WORLD)
 
     # all_to_all (list, sizes differ per pair) and all_to_all_single
     def piece(src: int, dst: int) -> torch.Tensor:
@@ -151,16 +162,17 @@ def collectives() -> None:
     received = on_device(torch.zeros(shape))
     works = [dist.isend(on_device(ranked(shape, RANK)), right), dist.irecv(received, left)]
     for w in works:
+        assert w is not None, "this rank is in the default group: the request has a Work"
         w.wait()
     check("isend/irecv", received, ranked(shape, left))
-    works = dist.batch_isend_irecv(
+    batch_works = dist.batch_isend_irecv(
         [
             dist.P2POp(dist.isend, on_device(ranked(shape, RANK)), right),
             dist.P2POp(dist.irecv, received, left),
         ]
     )
-    for w in works:
-        w.wait()
+    for work in batch_works:
+        work.wait()
     check("batch_isend_irecv", received, ranked(shape, left))
 
     # reduce, gather, scatter to/from root 0
@@ -203,7 +215,7 @@ def collectives() -> None:
 STEPS, PER_RANK = 4, 3
 
 
-def small_model() -> torch.nn.Module:
+def small_model() -> torch.nn.Sequential:
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
 
@@ -250,7 +262,7 @@ def my_batches() -> list[tuple[torch.Tensor, torch.Tensor]]:
 
 def ddp() -> None:
     """DDP for a few steps == one process on the concatenated batch."""
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     reference = single_process_reference()
     # slightly different init on each rank: DDP must broadcast rank 0's weights first
     local = small_model()
@@ -268,7 +280,7 @@ def fsdp() -> None:
     from torch.distributed.fsdp import FullyShardedDataParallel, fully_shard
     from torch.distributed.tensor import DTensor
 
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     reference = single_process_reference()
 
     sharded = small_model().to(DEVICE)
@@ -300,12 +312,12 @@ def wait_gates_the_stream() -> None:
     store), so a wait() that blocked the host would never return: the test proves the
     asynchrony without timing. Meanwhile rank 0's current stream is gated (query() is False),
     and work on it after the wait() -- the add below -- sees the reduced values."""
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     store = dist.distributed_c10d._get_default_store()
     t = on_device(torch.full((64,), float(RANK + 1)))
     expected = torch.full((64,), float(sum(range(1, WORLD + 1))))
-    side = torch.foo.Stream()
-    with torch.foo.stream(side):  # a non-default current stream, as in an overlap pattern
+    side = foo.Stream()
+    with foo.stream(side):  # a non-default current stream, as in an overlap pattern
         if RANK == 0:
             work = dist.all_reduce(t, async_op=True)
             work.wait()
@@ -323,7 +335,7 @@ def wait_gates_the_stream() -> None:
 
 def rank_dies() -> None:
     """The last rank exits before the collective: the others must fail with an error, soon."""
-    torch.foo.set_device(DEVICE.index)
+    foo.set_device(DEVICE.index)
     dist.barrier()
     if RANK == WORLD - 1:
         os._exit(3)

@@ -7,13 +7,15 @@ import pytest
 import torch
 from torch import nn
 
+from foo_testing import foo
+
 DEVICE = "foo"
 AMP_DTYPES = (torch.bfloat16, torch.float16)
 
 
 def test_amp_supported_dtypes_are_the_lower_precision_floats() -> None:
-    assert set(torch.foo.get_amp_supported_dtype()) == set(AMP_DTYPES)
-    assert torch.foo.amp.get_amp_supported_dtype() == torch.foo.get_amp_supported_dtype()
+    assert set(foo.get_amp_supported_dtype()) == set(AMP_DTYPES)
+    assert foo.amp.get_amp_supported_dtype() == foo.get_amp_supported_dtype()
     assert torch.amp.is_autocast_available(DEVICE)
 
 
@@ -56,9 +58,9 @@ def test_promote_ops_take_the_widest_input_dtype() -> None:
 def test_device_amp_module_is_torch_autocast() -> None:
     x = torch.randn(2, 3, device=DEVICE)
     w = torch.randn(4, 3, device=DEVICE)
-    with torch.foo.amp.autocast(dtype=torch.float16):
+    with foo.amp.autocast(dtype=torch.float16):
         assert nn.functional.linear(x, w).dtype == torch.float16
-    with torch.foo.amp.autocast(enabled=False):
+    with foo.amp.autocast(enabled=False):
         assert nn.functional.linear(x, w).dtype == torch.float32
     assert nn.functional.linear(x, w).dtype == torch.float32
 

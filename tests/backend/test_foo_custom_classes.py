@@ -6,6 +6,7 @@ PyTorch's guide to custom classes in torch.compile/torch.export."""
 from __future__ import annotations
 
 import copy
+from typing import Any, Protocol
 
 import pytest
 import torch
@@ -15,11 +16,23 @@ DEVICE = "foo"
 DEVICES = ("cpu", DEVICE)
 
 
-def tensor_queue(device: str) -> torch.ScriptObject:
-    return torch.classes.foo.TensorQueue(torch.empty(0, device=device).fill_(-1))
+class TensorQueue(Protocol):
+    """The methods of torch.classes.foo.TensorQueue (a torch.ScriptObject, whose methods torch's
+    stubs cannot know), as its C++ class and fake class define them."""
+
+    def push(self, x: torch.Tensor) -> None: ...
+    def pop(self) -> torch.Tensor: ...
+    def size(self) -> int: ...
+    def get_raw_queue(self) -> list[torch.Tensor]: ...
+    def __obj_flatten__(self) -> tuple[tuple[str, Any], ...]: ...
 
 
-def queued(tq: torch.ScriptObject) -> list[torch.Tensor]:
+def tensor_queue(device: str) -> TensorQueue:
+    queue: TensorQueue = torch.classes.foo.TensorQueue(torch.empty(0, device=device).fill_(-1))
+    return queue
+
+
+def queued(tq: TensorQueue) -> list[torch.Tensor]:
     return list(tq.get_raw_queue())
 
 
@@ -28,7 +41,7 @@ class SeedMod(nn.Module):
     values into a Python bool, which no tracer can keep in a graph: torch.compile breaks the graph
     there (so fullgraph=True refuses it) and torch.export raises, on the CPU as on foo."""
 
-    def forward(self, tq: torch.ScriptObject, x: torch.Tensor) -> tuple[torch.ScriptObject, torch.Tensor]:
+    def forward(self, tq: TensorQueue, x: torch.Tensor) -> tuple[TensorQueue, torch.Tensor]:
         tq.push(x.sin())
         tq.push(x.cos())
         popped_t = tq.pop()
@@ -40,7 +53,7 @@ class Mod(nn.Module):
     """Seed 000's module with its check written as a graph op (torch._assert_async), so the whole
     forward is one graph under torch.compile(fullgraph=True) and torch.export."""
 
-    def forward(self, tq: torch.ScriptObject, x: torch.Tensor) -> tuple[torch.ScriptObject, torch.Tensor]:
+    def forward(self, tq: TensorQueue, x: torch.Tensor) -> tuple[TensorQueue, torch.Tensor]:
         tq.push(x.sin())
         tq.push(x.cos())
         popped_t = tq.pop()
@@ -49,7 +62,7 @@ class Mod(nn.Module):
 
 
 class ForEachAdd(nn.Module):
-    def forward(self, tq: torch.ScriptObject, a: torch.Tensor) -> torch.ScriptObject:
+    def forward(self, tq: TensorQueue, a: torch.Tensor) -> TensorQueue:
         torch.ops.foo.for_each_add_(tq, a)
         return tq
 
@@ -196,7 +209,7 @@ def test_seed_module_exports_non_strict_and_equals_eager(device: str) -> None:
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_for_each_add_exports_and_equals_eager(device: str) -> None:
-    def filled_queue() -> torch.ScriptObject:
+    def filled_queue() -> TensorQueue:
         tq = tensor_queue(device)
         for i in range(10):
             tq.push(torch.full((1,), float(i), device=device))

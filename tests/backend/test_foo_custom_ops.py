@@ -6,17 +6,20 @@ torch.library.opcheck, under torch.compile and through torch.export save/load.""
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 
 import pytest
 import torch
 from torch import nn
+
+from foo_testing import foo, grad
 
 DEVICE = "foo"
 DEVICES = ("cpu", DEVICE)
 
 
 @pytest.fixture(autouse=True)
-def _fresh_dynamo():
+def _fresh_dynamo() -> Iterator[None]:
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
@@ -117,7 +120,8 @@ class MulAdd(nn.Module):
         self.weight = nn.Parameter(torch.tensor([0.5, -1.0, 2.0]))
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return torch.ops.foo.mymuladd(x * self.weight, y, 2.0).relu()
+        out: torch.Tensor = torch.ops.foo.mymuladd(x * self.weight, y, 2.0).relu()
+        return out
 
 
 def _inputs(device: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -195,13 +199,13 @@ def test_export_of_a_plain_model_round_trips_and_runs_on_the_device() -> None:
 
 
 @pytest.fixture
-def second_device():
-    if torch.foo.device_count() < 2:
+def second_device() -> Iterator[torch.device]:
+    if foo.device_count() < 2:
         pytest.skip("needs two foo devices (SCAFFOLD_DEVICE_COUNT)")
-    previous = torch.foo.current_device()
-    torch.foo.set_device(0)
+    previous = foo.current_device()
+    foo.set_device(0)
     yield torch.device(DEVICE, 1)
-    torch.foo.set_device(previous)
+    foo.set_device(previous)
 
 
 def test_device_kernel_runs_with_its_tensors_device_current(second_device: torch.device) -> None:
@@ -210,18 +214,18 @@ def test_device_kernel_runs_with_its_tensors_device_current(second_device: torch
     assert result.device == second_device
     assert result.cpu().tolist() == [6.0, 12.0, 20.0]
     # The guard restores the caller's current device.
-    assert torch.foo.current_device() == 0
+    assert foo.current_device() == 0
     # And the other way round: device 0's tensors from a thread whose current device is 1.
-    torch.foo.set_device(1)
+    foo.set_device(1)
     assert torch.ops.foo.mymuladd(a.to(DEVICE + ":0"), b.to(DEVICE + ":0"), 2).device == torch.device(DEVICE, 0)
-    assert torch.foo.current_device() == 1
+    assert foo.current_device() == 1
 
 
 def test_the_guard_holds_through_autograd_and_compile(second_device: torch.device) -> None:
     a = torch.randn(4, device=second_device, requires_grad=True)
     b = torch.randn(4, device=second_device)
     torch.ops.foo.mymuladd(a, b, 1.0).sum().backward()
-    torch.testing.assert_close(a.grad.cpu(), b.cpu())
+    torch.testing.assert_close(grad(a).cpu(), b.cpu())
     compiled = torch.compile(lambda x, y: torch.ops.foo.mymuladd(x, y, 2.0), backend="aot_eager", fullgraph=True)
     torch.testing.assert_close(compiled(a.detach(), b).cpu(), (a.detach() * b + 2.0).cpu())
 
@@ -232,4 +236,4 @@ def test_for_each_add_on_a_second_device_queue(second_device: torch.device) -> N
     tq.push(x)
     torch.ops.foo.for_each_add_(tq, torch.ones(3, device=second_device))
     assert x.cpu().tolist() == [1.0, 2.0, 3.0]
-    assert torch.foo.current_device() == 0
+    assert foo.current_device() == 0

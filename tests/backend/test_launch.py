@@ -14,9 +14,8 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from test_streams import assert_still_waiting, blocked_call, paused, run_with_launch_blocking
 
-foo = torch.foo
+from foo_testing import assert_still_waiting, blocked_call, foo, paused, run_with_launch_blocking
 
 pytestmark = pytest.mark.skipif(
     foo.launch_blocking(), reason="SCAFFOLD_LAUNCH_BLOCKING=1 runs every stream synchronously"

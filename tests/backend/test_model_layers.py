@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from foo_testing import DEVICE, assert_same, fallback_counts
+from foo_testing import DEVICE, assert_same, fallback_counts, foo
 
 OPTIMIZERS: dict[str, Callable[[list[nn.Parameter]], torch.optim.Optimizer]] = {
     "sgd_momentum_forloop": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-4, foreach=False),
@@ -48,7 +48,8 @@ class SmallCNN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.features(x).flatten(1)
-        return self.head(h * self.gate(h))
+        logits: torch.Tensor = self.head(h * self.gate(h))
+        return logits
 
 
 class TransformerBlock(nn.Module):
@@ -75,7 +76,8 @@ class TransformerBlock(nn.Module):
         attention = F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
         x = x + self.proj(attention.transpose(1, 2).reshape(b, t, -1))
         x = x + self.mlp(self.ln2(x))
-        return self.ln_f(x) @ self.tok.weight.t()
+        logits: torch.Tensor = self.ln_f(x) @ self.tok.weight.t()
+        return logits
 
 
 def _cnn_batch(device: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -133,9 +135,9 @@ def test_training_step_is_native_and_matches_cpu(model_name: str, optimizer_name
     cpu_model = make_model().double().train()
     foo_model = copy.deepcopy(cpu_model).to(DEVICE)
     expected = _train_step(cpu_model, optimizer_name, make_batch("cpu"), seed=3)
-    torch.foo.reset_fallback_counts()
+    foo.reset_fallback_counts()
     actual = _train_step(foo_model, optimizer_name, make_batch(DEVICE), seed=3)
-    torch.foo.synchronize()
+    foo.synchronize()
     assert fallback_counts() == {}, f"ops that ran on the CPU fallback: {fallback_counts()}"
     _assert_same_state(actual, expected)
 
@@ -149,8 +151,8 @@ def test_torchvision_model_trains_natively(name: str) -> None:
     g = torch.Generator().manual_seed(1)
     batch = torch.randn(2, 3, 32, 32, generator=g, dtype=torch.float64), torch.randint(0, 10, (2,), generator=g)
     expected = _train_step(cpu_model, "adamw_fused", batch, seed=3)
-    torch.foo.reset_fallback_counts()
+    foo.reset_fallback_counts()
     actual = _train_step(foo_model, "adamw_fused", (batch[0].to(DEVICE), batch[1].to(DEVICE)), seed=3)
-    torch.foo.synchronize()
+    foo.synchronize()
     assert fallback_counts() == {}, f"ops that ran on the CPU fallback: {fallback_counts()}"
     _assert_same_state(actual, expected)

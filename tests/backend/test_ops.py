@@ -9,6 +9,7 @@ too small, too large and strided outs, and in-place variants -- all without the 
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -24,12 +25,14 @@ from foo_testing import (
     WRITABLE_LAYOUTS,
     Fixed,
     Host,
+    Tolerance,
     View,
     assert_same,
     check,
     check_inplace,
     check_out,
     check_outcome,
+    foo,
     no_fallback,
     place,
 )
@@ -250,7 +253,7 @@ def _copy_from() -> None:
     # so reading it needs a synchronisation first
     on_host = x.to(DEVICE, non_blocking=True).to("cpu", non_blocking=True)
     assert on_host.is_pinned()
-    torch.foo.synchronize()
+    foo.synchronize()
     assert torch.equal(on_host, x)
     # overlapping device copy (memmove semantics through a view)
     o = torch.arange(10.0, device=DEVICE)
@@ -311,12 +314,12 @@ def _set_() -> None:
     with pytest.raises(RuntimeError, match="out of bounds"):
         torch.empty(2, 3).set_(torch.arange(12.0).untyped_storage(), 10, (2, 3), (3, 1))
     # set_(Tensor): shares memory
-    w = torch.empty(0, device=DEVICE).set_(fx)
+    w = torch.empty(0, device=DEVICE).set_(fx)  # type: ignore[call-overload]  # torch's stubs lack set_(Tensor)
     assert w.shape == (3, 4) and w.data_ptr() == fx.data_ptr()
     fx[0, 0] = 100.0
     assert w[0, 0].item() == 100.0
     # set_(): empty
-    fx.set_()
+    fx.set_()  # type: ignore[call-overload]  # torch's stubs lack set_() without arguments
     assert fx.shape == (0,) and fx.numel() == 0
     fx.resize_(5).fill_(1.0)  # and usable again
     assert fx.cpu().tolist() == [1.0] * 5
@@ -545,10 +548,10 @@ def _functional_binary(
         for s in HOST_SCALARS:
             check_outcome(fn, x, Host(s))
             check_outcome(fn, Host(s), x)
-        for s in SCALARS:
-            check_outcome(lambda t, s=s: fn(t, s), x)
+        for scalar in SCALARS:
+            check_outcome(lambda t, scalar=scalar: fn(t, scalar), x)
             if reflected is not None:
-                check_outcome(lambda t, s=s: reflected(s, t), x)
+                check_outcome(lambda t, scalar=scalar: reflected(scalar, t), x)
         if alpha:
             for a in (2, 0.5, True):
                 check_outcome(lambda t, u, a=a: fn(t, u, alpha=a), x, rand((4,), dtype, seed=1))
@@ -568,7 +571,8 @@ def _functional_binary(
 
 def _inplace_binary(name: str, *, alpha: bool = False) -> None:
     def run(x: torch.Tensor, *rest: object, **kwargs: object) -> torch.Tensor:
-        assert getattr(x, name + "_")(*rest, **kwargs) is x, "an in-place op must return self"
+        result: object = getattr(x, name + "_")(*rest, **kwargs)
+        assert result is x, "an in-place op must return self"
         return x
 
     for dtype_a, dtype_b in BINARY_DTYPES:
@@ -589,8 +593,8 @@ def _inplace_binary(name: str, *, alpha: bool = False) -> None:
         x = rand((3, 4), dtype)
         for s in HOST_SCALARS:
             check_outcome(run, x, Host(s), layouts=WRITABLE_LAYOUTS)
-        for s in SCALARS:
-            check_outcome(lambda t, s=s: run(t, s), x, layouts=WRITABLE_LAYOUTS)
+        for scalar in SCALARS:
+            check_outcome(lambda t, scalar=scalar: run(t, scalar), x, layouts=WRITABLE_LAYOUTS)
         if alpha:
             check_outcome(lambda t, u: run(t, u, alpha=2), x, rand((4,), dtype, seed=1))
             check_outcome(lambda t, u: run(t, u, alpha=0.5), x, rand((4,), dtype, seed=1))
@@ -691,7 +695,8 @@ def _functional_unary(name: str) -> None:
 
 def _inplace_unary(name: str) -> None:
     def run(x: torch.Tensor) -> torch.Tensor:
-        assert getattr(x, name + "_")() is x, "an in-place op must return self"
+        result: object = getattr(x, name + "_")()
+        assert result is x, "an in-place op must return self"
         return x
 
     for dtype in UNARY_DTYPES:
@@ -703,13 +708,15 @@ def _inplace_unary(name: str) -> None:
 
 
 for _name in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid"):
-    op_test(_name)(lambda name=_name: _functional_unary(name))
-    op_test(_name + "_")(lambda name=_name: _inplace_unary(name))
+    op_test(_name)(functools.partial(_functional_unary, _name))
+    op_test(_name + "_")(functools.partial(_inplace_unary, _name))
 
 
 @op_test("where.self")
 def _where_functional() -> None:
-    cond = lambda shape: rand(shape, BOOL, seed=2)  # noqa: E731
+    def cond(shape: tuple[int, ...]) -> torch.Tensor:
+        return rand(shape, BOOL, seed=2)
+
     for dtype_a, dtype_b in BINARY_DTYPES:
         for shape_c, shape_a, shape_b in [
             ((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((4,), (3, 4), ()), ((), (3, 4), (3, 4)),
@@ -738,10 +745,10 @@ def _where_functional() -> None:
         check_outcome(torch.where, cond((3, 4)), x, Host(s))
         check_outcome(torch.where, cond((3, 4)), Host(s), y)
     check_outcome(torch.where, Host(torch.tensor(True)), x, y)  # a CPU 0-dim condition
-    for s in SCALARS:  # where.ScalarOther / ScalarSelf / Scalar, built on where.self
-        check_outcome(lambda c, t, s=s: torch.where(c, t, s), cond((3, 4)), x)
-        check_outcome(lambda c, t, s=s: torch.where(c, s, t), cond((3, 4)), y)
-        check_outcome(lambda c, s=s: torch.where(c, s, 0.5), cond((3, 4)))
+    for scalar in SCALARS:  # where.ScalarOther / ScalarSelf / Scalar, built on where.self
+        check_outcome(lambda c, t, scalar=scalar: torch.where(c, t, scalar), cond((3, 4)), x)
+        check_outcome(lambda c, t, scalar=scalar: torch.where(c, scalar, t), cond((3, 4)), y)
+        check_outcome(lambda c, scalar=scalar: torch.where(c, scalar, 0.5), cond((3, 4)))
     check_outcome(torch.where, rand((3, 4), torch.uint8, low=0, high=1), x, y)  # deprecated, still works
     check_outcome(torch.where, rand((3, 4), F32), x, y)  # not a boolean condition: an error
     with _default_dtype(F64):
@@ -786,6 +793,14 @@ def _index_select_functional() -> None:
     assert torch.index_select(x.to("foo:1"), 0, torch.tensor([1], device="foo:1")).device == torch.device("foo:1")
 
 
+def _native_unary(name: str, a: torch.Tensor, b: torch.Tensor, s: torch.Tensor, i: torch.Tensor) -> object:
+    return getattr(torch, name)(a)
+
+
+def _native_unary_inplace(name: str, a: torch.Tensor, b: torch.Tensor, s: torch.Tensor, i: torch.Tensor) -> object:
+    return getattr(a, name + "_")()
+
+
 UNARY_NATIVE = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu")
 NATIVE_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], object]] = {
     "add": lambda a, b, s, i: a + b,
@@ -800,8 +815,8 @@ NATIVE_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torc
     "div_": lambda a, b, s, i: a.div_(2),
     "where": lambda a, b, s, i: torch.where(s, a, b),
     "index_select": lambda a, b, s, i: torch.index_select(a, 1, i),
-    **{name: (lambda a, b, s, i, name=name: getattr(torch, name)(a)) for name in UNARY_NATIVE},
-    **{name + "_": (lambda a, b, s, i, name=name: getattr(a, name + "_")()) for name in UNARY_NATIVE},
+    **{name: functools.partial(_native_unary, name) for name in UNARY_NATIVE},
+    **{name + "_": functools.partial(_native_unary_inplace, name) for name in UNARY_NATIVE},
 }
 
 
@@ -838,15 +853,15 @@ def test_functional_and_inplace_ops_do_what_the_cpu_does(call: str, layout: str)
 def test_functional_ops_release_device_memory() -> None:
     """Host views used by the native functional and in-place kernels do not keep device memory
     alive after the call (they are recycled, see runtime/csrc/host_view/host_view_cache.h)."""
-    start = torch.foo.memory_allocated()
+    start = foo.memory_allocated()
     a, b = torch.randn(1000, device=DEVICE), torch.randn(1000, device=DEVICE)
     c = torch.exp(a + b * 2).add_(a)
     d = torch.where(c > 0, a, b).index_select(0, torch.tensor([1, 2], device=DEVICE))
     del a, b, c, d
     # Launched kernels hold their operands until they have run (launch.h), as CUDA's caching
     # allocator keeps a block in use until the stream's work on it is done.
-    torch.foo.synchronize()
-    assert torch.foo.memory_allocated() == start
+    foo.synchronize()
+    assert foo.memory_allocated() == start
 
 
 def test_functional_ops_inside_and_outside_inference_mode() -> None:
@@ -970,7 +985,7 @@ def _gelu_backward() -> None:
                 lambda g, x, approximate=approximate: torch.ops.aten.gelu_backward(g, x, approximate=approximate), g, x
             )
             check(
-                _grad_of(lambda t, approximate=approximate: F.gelu(t, approximate=approximate)),
+                _grad_of(functools.partial(F.gelu, approximate=approximate)),
                 x,
                 g,
                 layouts=("contiguous", "transposed"),
@@ -1118,7 +1133,7 @@ def _convolution_backward_overrideable() -> None:
     for dtype in FLOATS:
         def grads(
             x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, transposed: bool = False
-        ) -> tuple[torch.Tensor, ...]:
+        ) -> tuple[torch.Tensor | None, ...]:
             x, w, b = (t.detach().requires_grad_() for t in (x, w, b))
             conv = F.conv_transpose2d if transposed else F.conv2d
             out = conv(x, w, b, stride=2, padding=1)
@@ -1159,7 +1174,7 @@ def _softmax_backward() -> None:
                 fn(x, 1),
                 layouts=("contiguous", "transposed", "sliced"),
             )
-            check(_grad_of(lambda t, fn=fn: fn(t, 0)), x, g, layouts=("contiguous", "transposed"))
+            check(_grad_of(functools.partial(fn, dim=0)), x, g, layouts=("contiguous", "transposed"))
         out_name = "grad_input" if op is torch.ops.aten._softmax_backward_data else "out"
         check_out(
             lambda g, y, out, op=op, out_name=out_name: op.out(g, y, 1, F32, **{out_name: out}),
@@ -1275,7 +1290,7 @@ def _index_select() -> None:
         # An index out of range depends on the data: reported at the next synchronisation, as
         # CUDA's device-side assert is.
         torch.index_select(torch.ones(3, device=DEVICE), 0, torch.tensor([3], device=DEVICE))
-        torch.foo.synchronize()
+        foo.synchronize()
     with pytest.raises(RuntimeError, match="int64 or int32"):
         torch.index_select(
             torch.ones(3, device=DEVICE), 0, torch.tensor([1.0], device=DEVICE), out=torch.empty(0, device=DEVICE)
@@ -1461,7 +1476,7 @@ def _cat() -> None:
 # with the per-channel tensors contiguous as a module holds them.
 
 BF16 = torch.bfloat16
-LOW_PRECISION = {"rtol": 2e-2, "atol": 2e-2}
+LOW_PRECISION: Tolerance = {"rtol": 2e-2, "atol": 2e-2}
 
 
 def _grads_of(fn: Callable[..., torch.Tensor], n_inputs: int) -> Callable[..., tuple[torch.Tensor, ...]]:
@@ -1681,12 +1696,13 @@ def _max_pool2d() -> None:
     for dtype in (F32, F64, BF16):
         for shape in POOL_INPUTS:
             x = rand(shape, dtype)
-            for kwargs in (
+            pool_options: tuple[dict[str, Any], ...] = (
                 {"kernel_size": 3, "stride": 2, "padding": 1},
                 {"kernel_size": 2},
                 {"kernel_size": (3, 2), "stride": 1, "dilation": 2},
                 {"kernel_size": 3, "stride": 2, "ceil_mode": True},
-            ):
+            )
+            for kwargs in pool_options:
                 check(lambda t, kw=kwargs: F.max_pool2d(t, return_indices=True, **kw), x)
         check(
             lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True),
@@ -1710,11 +1726,12 @@ def _max_pool2d_backward() -> None:
     for dtype in FLOATS:
         for shape in POOL_INPUTS:
             x = rand(shape, dtype)
-            for kwargs in (
+            pool_options: tuple[dict[str, Any], ...] = (
                 {"kernel_size": 3, "stride": 2, "padding": 1},
                 {"kernel_size": 2},
                 {"kernel_size": 3, "stride": 2, "ceil_mode": True},
-            ):
+            )
+            for kwargs in pool_options:
                 g = rand(F.max_pool2d(x, **kwargs).shape, dtype, seed=9)
                 check(
                     _grads_of(lambda t, kw=kwargs: F.max_pool2d(t, **kw), 1),
@@ -1754,7 +1771,7 @@ def _max_pool2d_backward() -> None:
         )
 
 
-AVG_POOL_KWARGS = [
+AVG_POOL_KWARGS: list[dict[str, Any]] = [
     {"kernel_size": 3, "stride": 2, "padding": 1},
     {"kernel_size": 2},
     {"kernel_size": 3, "padding": 1, "count_include_pad": False},
@@ -1766,7 +1783,7 @@ AVG_POOL_KWARGS = [
 @op_test("avg_pool2d", "avg_pool2d.out")
 def _avg_pool2d() -> None:
     for dtype in (F32, F64, BF16):
-        tol = LOW_PRECISION if dtype == BF16 else {}
+        tol: Tolerance = LOW_PRECISION if dtype == BF16 else {}
         for shape in POOL_INPUTS:
             for kwargs in AVG_POOL_KWARGS:
                 check(lambda t, kw=kwargs: F.avg_pool2d(t, **kw), rand(shape, dtype), **tol)
@@ -1815,7 +1832,7 @@ def _avg_pool2d_backward() -> None:
 @op_test("_adaptive_avg_pool2d")
 def _adaptive_avg_pool2d() -> None:
     for dtype in (F32, F64, BF16):
-        tol = LOW_PRECISION if dtype == BF16 else {}
+        tol: Tolerance = LOW_PRECISION if dtype == BF16 else {}
         for shape in POOL_INPUTS:
             for size in ((3, 2), (7, 7), (1, 1), (2, 5)):
                 check(lambda t, s=size: F.adaptive_avg_pool2d(t, s), rand(shape, dtype), **tol)
@@ -1918,11 +1935,15 @@ def _native_dropout() -> None:
                 x = rand(shape, dtype)
                 for layout in ("contiguous", "transposed"):
                     # the mask comes from the device's generator: the same seed draws the same mask as on the CPU
-                    _same_stream(
-                        lambda dev, p=p, x=x, layout=layout: torch.native_dropout(place([x], dev, layout)[0], p, True)
-                    )
+                    def dropout(dev: str, p: float = p, x: torch.Tensor = x, layout: str = layout) -> object:
+                        return torch.native_dropout(place([x], dev, layout)[0], p, True)
+
+                    _same_stream(dropout)
         check(lambda t: torch.native_dropout(t, 0.3, False), rand((4, 5), dtype))
-        _same_stream(lambda dev, dtype=dtype: F.dropout(rand((8, 9), dtype).to(dev), 0.25, training=True))
+        def functional_dropout(dev: str, dtype: torch.dtype = dtype) -> object:
+            return F.dropout(rand((8, 9), dtype).to(dev), 0.25, training=True)
+
+        _same_stream(functional_dropout)
     check(lambda t: torch.native_dropout(t, 0.3, True), torch.empty(0, 3))
 
 
@@ -1931,11 +1952,12 @@ def _native_dropout_backward() -> None:
     for dtype in FLOATS:
         g, mask = rand((4, 5), dtype, seed=9), rand((4, 5), BOOL, seed=2)
         check(lambda g, m: torch.ops.aten.native_dropout_backward(g, m, 1.25), g, mask)
-        _same_stream(
-            lambda dev, dtype=dtype, g=g: _grads_of(lambda t: F.dropout(t, 0.2, training=True), 1)(
+        def dropout_grad(dev: str, dtype: torch.dtype = dtype, g: torch.Tensor = g) -> object:
+            return _grads_of(lambda t: F.dropout(t, 0.2, training=True), 1)(
                 rand((6, 7), dtype).to(dev), g.new_ones(6, 7).to(dev)
             )[0]
-        )
+
+        _same_stream(dropout_grad)
     with pytest.raises(RuntimeError, match="Bool"):
         torch.ops.aten.native_dropout_backward(torch.ones(3, device=DEVICE), torch.ones(3, device=DEVICE), 2.0)
     with pytest.raises(RuntimeError, match="cpu"):
@@ -2157,7 +2179,7 @@ def _foreach_norm() -> None:
         _foreach_case(lambda s, o=ord_: torch._foreach_norm(s, o), 1, inplace=False)
     _foreach_case(lambda s: torch._foreach_norm(s, 2, dtype=F64), 1, inplace=False, dtypes=(F32,))
     # what clip_grad_norm_ does with them
-    def clip(*grads: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    def clip(*grads: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
         params = [torch.zeros_like(g).requires_grad_() for g in grads]
         for p, g in zip(params, grads, strict=True):
             p.grad = g.clone()
@@ -2191,17 +2213,20 @@ def _fused_adam() -> None:
     for optimizer in (torch.optim.Adam, torch.optim.AdamW):
         for dtype in (F32, F64):
             params = _lists(FOREACH_SHAPES, dtype, 0)
-            for kwargs in ({}, {"weight_decay": 0.1, "amsgrad": True}, {"maximize": True}, {"lr": torch.tensor(0.01)}):
+            options: tuple[dict[str, Any], ...] = (
+                {}, {"weight_decay": 0.1, "amsgrad": True}, {"maximize": True}, {"lr": torch.tensor(0.01)}
+            )
+            for kwargs in options:
                 check(
-                    _optimizer_step(lambda p, kw=kwargs, optimizer=optimizer: optimizer(p, fused=True, **kw)),
+                    _optimizer_step(functools.partial(optimizer, fused=True, **kwargs)),
                     *params,
                     layouts=("contiguous",),
                 )
             # the fused kernel computes as the for-loop one does, up to rounding
-            fused = _optimizer_step(lambda p, optimizer=optimizer: optimizer(p, fused=True))(
+            fused = _optimizer_step(functools.partial(optimizer, fused=True))(
                 *[p.to(DEVICE) for p in params]
             )
-            looped = _optimizer_step(lambda p, optimizer=optimizer: optimizer(p, foreach=False))(*params)
+            looped = _optimizer_step(functools.partial(optimizer, foreach=False))(*params)
             assert_same(fused, looped, rtol=1e-5, atol=1e-6)
     fused_adam = torch.ops.aten._fused_adam_
     p = [torch.ones(2, 2, device=DEVICE)]
@@ -2231,14 +2256,15 @@ def _fused_adam() -> None:
 def _fused_sgd() -> None:
     for dtype in (F32, F64):
         params = _lists(FOREACH_SHAPES, dtype, 0)
-        for kwargs in (
+        options: tuple[dict[str, Any], ...] = (
             {"momentum": 0.9},
             {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01},
             {},
             {"lr": torch.tensor(0.05), "momentum": 0.5},
-        ):
+        )
+        for kwargs in options:
             check(
-                _optimizer_step(lambda p, kw=kwargs: torch.optim.SGD(p, **{"lr": 0.1, **kw}, fused=True)),
+                _optimizer_step(functools.partial(torch.optim.SGD, **{"lr": 0.1, **kwargs}, fused=True)),
                 *params,
                 layouts=("contiguous",),
             )
@@ -2337,7 +2363,7 @@ def _comparison_tensor(name: str) -> None:
 
 
 for _name in ("ge", "ne", "lt", "le", "gt"):
-    op_test(_name + ".Tensor_out")(lambda name=_name: _comparison_tensor(name))
+    op_test(_name + ".Tensor_out")(functools.partial(_comparison_tensor, _name))
 
 
 @op_test("isneginf.out")
@@ -2392,6 +2418,8 @@ def _linalg_vector_norm() -> None:
 
 @op_test("arange.start_out")
 def _arange() -> None:
+    # Each of arange's arities through one name (its overloads cannot take a tuple of any length).
+    arange: Callable[..., torch.Tensor] = torch.arange
     for args, kwargs in [
         ((5,), {}),
         ((2, 9), {}),
@@ -2401,8 +2429,8 @@ def _arange() -> None:
         ((1.5, 4.0), {"dtype": F32}),
     ]:
         with no_fallback():
-            on_foo = torch.arange(*args, device=DEVICE, **kwargs)
-        assert_same(on_foo, torch.arange(*args, **kwargs))
+            on_foo = arange(*args, device=DEVICE, **kwargs)
+        assert_same(on_foo, arange(*args, **kwargs))
     check_out(lambda t, out: torch.arange(2, 11, 3, out=out), rand((3,)), dtype=I64)
     with pytest.raises(RuntimeError):
         torch.arange(0, 10, -1, device=DEVICE)
@@ -2528,18 +2556,35 @@ def _hardsigmoid_backward() -> None:
 # ---- Random numbers ------------------------------------------------------------------------
 
 
-def _same_stream(make: Callable[[str], torch.Tensor]) -> None:
-    torch.foo.manual_seed(1234)
+def _same_stream(make: Callable[[str], object]) -> None:
+    foo.manual_seed(1234)
     torch.manual_seed(1234)
     with no_fallback():
         on_foo = make(DEVICE)
     assert_same(on_foo, make("cpu"), rtol=0, atol=0)
 
 
+def _randn(n: int, dev: str) -> torch.Tensor:
+    return torch.randn(n, device=dev)
+
+
+def _rand(n: int, dev: str) -> torch.Tensor:
+    return torch.rand(n, device=dev)
+
+
+def _bernoulli_filled(p: float, dev: str) -> torch.Tensor:
+    return torch.empty(40, 30, device=dev).bernoulli_(p)
+
+
+def _random_filled(dtype: torch.dtype, to: int | None, dev: str) -> torch.Tensor:
+    t = torch.empty(50, dtype=dtype, device=dev)
+    return t.random_() if to is None else t.random_(to)
+
+
 @op_test("normal_")
 def _normal() -> None:
     for n in (5, 16, 1000):  # ATen's CPU kernel has a different path from 16 elements on
-        _same_stream(lambda dev, n=n: torch.randn(n, device=dev))
+        _same_stream(functools.partial(_randn, n))
     _same_stream(lambda dev: torch.empty(7, 9, dtype=F64, device=dev).normal_(2.0, 0.5))
     _same_stream(lambda dev: torch.empty(6, 8, device=dev).t().normal_())
     g_foo = torch.Generator(device=DEVICE).manual_seed(7)
@@ -2554,7 +2599,7 @@ def _normal() -> None:
 @op_test("uniform_")
 def _uniform() -> None:
     for n in (5, 16, 1000):
-        _same_stream(lambda dev, n=n: torch.rand(n, device=dev))
+        _same_stream(functools.partial(_rand, n))
     _same_stream(lambda dev: torch.empty(7, 9, dtype=F64, device=dev).uniform_(-2.0, 5.0))
     x = torch.empty(10000, device=DEVICE).uniform_(-1, 3).cpu()
     assert x.min().item() >= -1 and x.max().item() < 3
@@ -2565,7 +2610,7 @@ def _uniform() -> None:
 @op_test("bernoulli_.float")
 def _bernoulli() -> None:
     for p in (0.0, 0.3, 1.0):
-        _same_stream(lambda dev, p=p: torch.empty(40, 30, device=dev).bernoulli_(p))
+        _same_stream(functools.partial(_bernoulli_filled, p))
     _same_stream(lambda dev: torch.empty(6, 8, dtype=F64, device=dev).t().bernoulli_(0.5))
     _same_stream(lambda dev: torch.empty(100, dtype=BOOL, device=dev).bernoulli_(0.5))
     g_foo = torch.Generator(device=DEVICE).manual_seed(7)
@@ -2583,8 +2628,8 @@ def _bernoulli() -> None:
 @op_test("random_.from", "random_.to", "random_")
 def _random() -> None:
     for dtype in (F32, F64, I64, torch.int32, BOOL):
-        _same_stream(lambda dev, d=dtype: torch.empty(50, dtype=d, device=dev).random_())
-        _same_stream(lambda dev, d=dtype: torch.empty(50, dtype=d, device=dev).random_(2))
+        _same_stream(functools.partial(_random_filled, dtype, None))
+        _same_stream(functools.partial(_random_filled, dtype, 2))
     _same_stream(lambda dev: torch.randint(-5, 10, (7, 9), device=dev))
     _same_stream(lambda dev: torch.empty(6, 8, device=dev).t().random_(3, 9))
     g_foo = torch.Generator(device=DEVICE).manual_seed(7)

@@ -15,33 +15,37 @@ from typing import Any
 import pytest
 import torch
 import torch_foo
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import DeviceType, ProfilerActivity, profile
+
+from foo_testing import foo
 
 DEVICE = "foo"
 DEVICE_TYPE = torch.device(DEVICE).type
 
 
 def _profile(fn: Any, **kwargs: Any) -> profile:
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], **kwargs) as prof:
+    prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], **kwargs)
+    with prof:
         fn()
-        torch.foo.synchronize()
+        foo.synchronize()
     return prof
 
 
 def _trace(prof: profile, tmp_path: Path) -> list[dict[str, Any]]:
     path = tmp_path / "trace.json"
     prof.export_chrome_trace(str(path))
-    return json.loads(path.read_text())["traceEvents"]
+    events: list[dict[str, Any]] = json.loads(path.read_text())["traceEvents"]
+    return events
 
 
 def _device_events(prof: profile) -> list[Any]:
-    return [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
+    return [e for e in prof.events() if e.device_type == DeviceType.PrivateUse1]
 
 
 def test_each_kernel_is_a_device_event_under_the_op_that_launched_it(tmp_path: Path) -> None:
     a = torch.randn(64, 64, device=DEVICE)
     b = torch.randn(64, 64, device=DEVICE)
-    torch.foo.synchronize()
+    foo.synchronize()
     prof = _profile(lambda: torch.relu(a @ b + 1))
 
     kernels = Counter(e.name for e in _device_events(prof))
@@ -54,7 +58,7 @@ def test_each_kernel_is_a_device_event_under_the_op_that_launched_it(tmp_path: P
                        ("aten::relu", "foo_kernel::relu")):
         assert averages[op].self_device_time_total == pytest.approx(averages[kernel].device_time_total)
         assert averages[op].self_device_time_total > 0
-    ops = {e.name: e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CPU}
+    ops = {e.name: e for e in prof.events() if e.device_type == DeviceType.CPU}
     assert [k.name for k in ops["aten::relu"].kernels] == ["foo_kernel::relu"]
 
     events = _trace(prof, tmp_path)
@@ -72,13 +76,13 @@ def test_each_kernel_is_a_device_event_under_the_op_that_launched_it(tmp_path: P
 
 
 def test_kernels_on_other_streams_and_copies_are_on_their_rows(tmp_path: Path) -> None:
-    side = torch.foo.Stream()
+    side = foo.Stream()
     x = torch.randn(1000, device=DEVICE)
     pinned = torch.ones(1000).pin_memory()
-    torch.foo.synchronize()
+    foo.synchronize()
 
     def work() -> None:
-        with torch.foo.stream(side):
+        with foo.stream(side):
             x.copy_(pinned, non_blocking=True)
             x.mul_(2)
 
@@ -96,7 +100,7 @@ def test_kernels_on_other_streams_and_copies_are_on_their_rows(tmp_path: Path) -
 def test_inline_kernels_and_fallback_calls_show_as_such(tmp_path: Path) -> None:
     x = torch.randn(16, 16, device=DEVICE)
     out = torch.empty(3, device=DEVICE)  # the wrong shape: add.out resizes it, inline
-    torch.foo.synchronize()
+    foo.synchronize()
 
     def work() -> None:
         torch.add(x, x, out=out)
@@ -137,7 +141,7 @@ def test_a_training_step_shows_every_kernel_and_the_device_time_adds_up(tmp_path
     running them (within 10 %): none lost or counted twice between the driver and the profile."""
     step = _training_step()
     step()  # warm: first-call costs are not the step's
-    torch.foo.synchronize()
+    foo.synchronize()
     busy_before = torch_foo._C._device_busy_time_for_testing(0)
     prof = _profile(step)
     busy_ns = torch_foo._C._device_busy_time_for_testing(0) - busy_before
@@ -159,7 +163,7 @@ def test_a_training_step_shows_every_kernel_and_the_device_time_adds_up(tmp_path
 
 def test_profiling_the_cpu_only_does_not_trace_the_device() -> None:
     x = torch.randn(100, device=DEVICE)
-    torch.foo.synchronize()
+    foo.synchronize()
     busy_before = torch_foo._C._device_busy_time_for_testing(0)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         (x * 2).sum().item()
@@ -169,7 +173,7 @@ def test_profiling_the_cpu_only_does_not_trace_the_device() -> None:
 
 def test_profile_memory_sees_device_allocations_and_frees() -> None:
     x = torch.randn(256, 256, device=DEVICE)
-    torch.foo.synchronize()
+    foo.synchronize()
 
     def work() -> None:
         kept = torch.empty(1000, device=DEVICE)  # 4000 bytes, rounded to 4096
@@ -189,10 +193,10 @@ def test_profile_memory_sees_device_allocations_and_frees() -> None:
 def test_the_legacy_profiler_times_each_op_on_the_device() -> None:
     """use_kineto=False: PyTorch's PrivateUse1 profiler stubs record device events around each op."""
     a = torch.randn(128, 128, device=DEVICE)
-    torch.foo.synchronize()
+    foo.synchronize()
     with torch.autograd.profiler.profile(use_device=DEVICE, use_kineto=False) as prof:
         (a @ a).relu()
-        torch.foo.synchronize()
+        foo.synchronize()
     ops = {e.name: e for e in prof.function_events}
     assert ops["aten::mm"].device_time_total > 0 and ops["aten::relu"].device_time_total > 0
 
@@ -206,11 +210,11 @@ def test_a_driver_that_cannot_time_work_gives_host_events_and_says_so() -> None:
 def test_profiling_off_leaves_launches_untraced() -> None:
     """No profile: the driver keeps no records (its busy-time counter only runs while tracing)."""
     x = torch.randn(100, device=DEVICE)
-    torch.foo.synchronize()
+    foo.synchronize()
     before = torch_foo._C._device_busy_time_for_testing(0)
     for _ in range(10):
         x.add_(1)
-    torch.foo.synchronize()
+    foo.synchronize()
     assert torch_foo._C._device_busy_time_for_testing(0) == before
 
 

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 import yaml
 
-from foo_testing import DEVICE, assert_same, fallback_counts
+from foo_testing import DEVICE, assert_same, fallback_counts, foo
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = yaml.safe_load((REPO / "yaml" / "foo.yaml").read_text())["fallback"]
@@ -52,7 +52,7 @@ def test_fallback_policy_matches_the_yaml() -> None:
 @pytest.mark.parametrize("op,fn", FALLBACK_CASES, ids=[op for op, _ in FALLBACK_CASES])
 def test_cpu_fallback(op: str, fn: Callable[[torch.Tensor], object]) -> None:
     x = torch.randn(4, 5, generator=torch.Generator().manual_seed(1))
-    torch.foo.reset_fallback_counts()  # also re-arms the once-per-op warning
+    foo.reset_fallback_counts()  # also re-arms the once-per-op warning
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         first = fn(x.to(DEVICE))
@@ -111,7 +111,7 @@ def _train(device: str, model: torch.nn.Module, optimizer_cls: type, loss_name: 
     x = torch.randn(32, 8, generator=g).to(device)
     if loss_name == "cross_entropy":
         target = torch.randint(0, 4, (32,), generator=g).to(device)
-        loss_fn = F.cross_entropy
+        loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = F.cross_entropy
     else:
         target = torch.randn(32, 4, generator=g).to(device)
         loss_fn = F.mse_loss
@@ -180,11 +180,11 @@ def test_pin_memory() -> None:
     assert pinned.is_pinned() and not x.is_pinned()
     assert torch.equal(pinned, x)
     on_device = pinned.to(DEVICE, non_blocking=True)
-    torch.foo.synchronize()
+    foo.synchronize()
     assert torch.equal(on_device.cpu(), x)
     back = torch.empty(64, 3).pin_memory()
     back.copy_(on_device, non_blocking=True)  # into pinned memory: enqueued, as in CUDA
-    torch.foo.synchronize()
+    foo.synchronize()
     assert torch.equal(back, x)
     assert torch.empty(4, pin_memory=True).is_pinned()
 
@@ -193,32 +193,32 @@ def test_pin_memory() -> None:
 
 
 def test_two_devices_current_device() -> None:
-    assert torch.foo.device_count() >= 2
+    assert foo.device_count() >= 2
     assert torch.empty(2, device=DEVICE).device == torch.device("foo:0")
-    torch.foo.set_device(1)
-    assert torch.foo.current_device() == 1
+    foo.set_device(1)
+    assert foo.current_device() == 1
     assert torch.empty(2, device=DEVICE).device == torch.device("foo:1")
     assert torch.randn(2, device=DEVICE).device == torch.device("foo:1")
-    torch.foo.set_device(0)
-    with torch.foo.device(1):
-        assert torch.foo.current_device() == 1
+    foo.set_device(0)
+    with foo.device(1):
+        assert foo.current_device() == 1
         assert torch.zeros(2, device=DEVICE).device == torch.device("foo:1")
-    assert torch.foo.current_device() == 0
+    assert foo.current_device() == 0
     with pytest.raises(IndexError, match="invalid foo device index"):
-        torch.foo.set_device(torch.foo.device_count())
+        foo.set_device(foo.device_count())
 
 
 def test_device_guard_allocates_on_the_operands_device() -> None:
     """With foo:0 current, ops on foo:1 tensors allocate their results on foo:1."""
-    torch.foo.set_device(0)
+    foo.set_device(0)
     a = torch.randn(256, 256).to("foo:1")
-    before = [torch.foo.memory_allocated(i) for i in (0, 1)]
+    before = [foo.memory_allocated(i) for i in (0, 1)]
     results = [a + a, a @ a, torch.relu(a), a.sum(0), torch.cat([a, a]), torch.softmax(a, 1), a.clone()]
-    after = [torch.foo.memory_allocated(i) for i in (0, 1)]
+    after = [foo.memory_allocated(i) for i in (0, 1)]
     assert all(r.device == torch.device("foo:1") for r in results)
     assert after[0] == before[0], "nothing may be allocated on foo:0"
     assert after[1] - before[1] >= sum(r.numel() * r.element_size() for r in results)
-    assert torch.foo.current_device() == 0  # the guard restored the current device
+    assert foo.current_device() == 0  # the guard restored the current device
     assert_same(results[1], a.cpu() @ a.cpu())
 
 
@@ -264,39 +264,39 @@ def test_copy_between_devices_keeps_both() -> None:
 
 
 def test_out_of_memory_is_reported_and_recoverable() -> None:
-    capacity = torch.foo.get_memory_capacity()
+    capacity = foo.get_memory_capacity()
     keep = torch.ones(1024, device=DEVICE)
     try:
-        torch.foo.set_memory_capacity(64 << 20)
+        foo.set_memory_capacity(64 << 20)
         with pytest.raises(torch.OutOfMemoryError) as info:
             torch.empty(100 << 20, dtype=torch.uint8, device=DEVICE)
         message = str(info.value)
         assert "foo:0" in message
         assert "100.00 MiB" in message and "64.00 MiB" in message  # requested size and capacity
-        assert torch.foo.memory_stats()["oom_count"] >= 1
+        assert foo.memory_stats()["oom_count"] >= 1
         small = torch.ones(1000, device=DEVICE)  # within capacity: still fine
         assert small.sum().item() == 1000
     finally:
-        torch.foo.set_memory_capacity(capacity)
-    assert torch.foo.get_memory_capacity() == capacity
+        foo.set_memory_capacity(capacity)
+    assert foo.get_memory_capacity() == capacity
     big = torch.ones(100 << 20, dtype=torch.uint8, device=DEVICE)  # works again
     assert big[-1].item() == 1 and keep.sum().item() == 1024
 
 
 def test_memory_stats_move() -> None:
-    torch.foo.synchronize()
-    start = torch.foo.memory_allocated()
-    torch.foo.reset_peak_memory_stats()
+    foo.synchronize()
+    start = foo.memory_allocated()
+    foo.reset_peak_memory_stats()
     x = torch.empty(1 << 20, device=DEVICE)  # 4 MiB
-    assert torch.foo.memory_allocated() - start >= 4 << 20
-    assert torch.foo.memory_reserved() >= torch.foo.memory_allocated()
-    stats = torch.foo.memory_stats()
+    assert foo.memory_allocated() - start >= 4 << 20
+    assert foo.memory_reserved() >= foo.memory_allocated()
+    stats = foo.memory_stats()
     assert stats["active_blocks"] >= 1 and stats["alloc_requests"] >= 1
     del x
-    assert torch.foo.memory_allocated() == start
-    assert torch.foo.max_memory_allocated() >= start + (4 << 20)
-    torch.foo.empty_cache()
-    assert torch.foo.memory_reserved() <= torch.foo.memory_stats()["reserved_bytes"] + 1
+    assert foo.memory_allocated() == start
+    assert foo.max_memory_allocated() >= start + (4 << 20)
+    foo.empty_cache()
+    assert foo.memory_reserved() <= foo.memory_stats()["reserved_bytes"] + 1
 
 
 def test_freed_small_blocks_are_reused_and_never_make_the_device_reserve_more() -> None:
@@ -306,23 +306,23 @@ def test_freed_small_blocks_are_reused_and_never_make_the_device_reserve_more() 
     segments, so one holds nothing else and empty_cache can release it (with 2000, tensors earlier
     tests left alive could share their one segment: it failed so on torch 2.11)."""
     gc.collect()  # an earlier test's tensors, held by a reference cycle, must not be freed midway
-    torch.foo.synchronize()
-    start = torch.foo.memory_allocated()
+    foo.synchronize()
+    start = foo.memory_allocated()
     a = torch.empty(256, device=DEVICE)
     address = a.data_ptr()
     del a
     assert torch.empty(256, device=DEVICE).data_ptr() == address
 
     blocks = [torch.empty(256, device=DEVICE) for _ in range(4000)]
-    reserved, maps = torch.foo.memory_reserved(), torch.foo.memory_stats()["segment_maps"]
+    reserved, maps = foo.memory_reserved(), foo.memory_stats()["segment_maps"]
     del blocks
-    assert torch.foo.memory_allocated() == start
+    assert foo.memory_allocated() == start
     big = torch.ones(1 << 18, device=DEVICE)  # 1 MiB: no parked 1 KiB block fits it
-    assert (torch.foo.memory_reserved(), torch.foo.memory_stats()["segment_maps"]) == (reserved, maps)
+    assert (foo.memory_reserved(), foo.memory_stats()["segment_maps"]) == (reserved, maps)
     assert big.sum().item() == 1 << 18
     del big
-    torch.foo.empty_cache()  # parked blocks too: the segments they filled are released
-    assert torch.foo.memory_reserved() < reserved
+    foo.empty_cache()  # parked blocks too: the segments they filled are released
+    assert foo.memory_reserved() < reserved
 
 
 def _run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -413,7 +413,7 @@ def test_threads_compute_like_cpu() -> None:
         try:
             g = torch.Generator().manual_seed(index)
             a, b = torch.randn(64, 48, generator=g), torch.randn(48, 32, generator=g)
-            torch.foo.set_device(index % 2)  # per-thread current device
+            foo.set_device(index % 2)  # per-thread current device
             fa, fb = a.to(DEVICE), b.to(DEVICE)
             out = []
             for step in range(30):
@@ -434,7 +434,7 @@ def test_threads_compute_like_cpu() -> None:
         t.join()
     assert not errors, errors
     assert sorted(results) == list(range(6))
-    assert torch.foo.current_device() == 0  # other threads' set_device did not leak here
+    assert foo.current_device() == 0  # other threads' set_device did not leak here
 
 
 # ---- torch.foo --------------------------------------------------------------------------------------
@@ -442,43 +442,44 @@ def test_threads_compute_like_cpu() -> None:
 
 def test_torch_foo_api() -> None:
     expected_count = int(os.environ.get("SCAFFOLD_DEVICE_COUNT", "2"))
-    assert torch.foo.device_count() == expected_count
-    assert torch.foo.is_available()
-    assert torch.foo.current_device() == 0
-    torch.foo.set_device("foo:1")
-    assert torch.foo.current_device() == 1
-    torch.foo.set_device(torch.device("foo", 0))
-    assert torch.foo.current_device() == 0
-    torch.foo.synchronize()
-    torch.foo.synchronize(1)
+    assert foo.device_count() == expected_count
+    assert foo.is_available()
+    assert foo.current_device() == 0
+    foo.set_device("foo:1")
+    assert foo.current_device() == 1
+    foo.set_device(torch.device("foo", 0))
+    assert foo.current_device() == 0
+    foo.synchronize()
+    foo.synchronize(1)
     assert torch.device(DEVICE).type == "foo"
-    assert torch.ones(2).foo().device == torch.device("foo:0")  # Tensor.foo()
-    assert torch.ones(2, device=DEVICE).is_foo
-    assert next(torch.nn.Linear(2, 2).foo().parameters()).device.type == "foo"
+    # Methods torch_foo generates on Tensor and Module at import time (mypy cannot see them).
+    assert getattr(torch.ones(2), DEVICE)().device == torch.device("foo:0")  # Tensor.foo()
+    assert getattr(torch.ones(2, device=DEVICE), f"is_{DEVICE}")
+    assert next(getattr(torch.nn.Linear(2, 2), DEVICE)().parameters()).device.type == "foo"
 
 
 def test_manual_seed_reproducibility() -> None:
-    torch.foo.manual_seed(42)
+    foo.manual_seed(42)
     first = torch.randn(1000, device=DEVICE).cpu()
-    torch.foo.manual_seed(42)
+    foo.manual_seed(42)
     again = torch.randn(1000, device=DEVICE).cpu()
-    torch.foo.manual_seed(43)
+    foo.manual_seed(43)
     other = torch.randn(1000, device=DEVICE).cpu()
     assert torch.equal(first, again) and not torch.equal(first, other)
-    assert torch.foo.initial_seed() == 43
-    state = torch.foo.get_rng_state()
+    assert foo.initial_seed() == 43
+    state = foo.get_rng_state()
     a = torch.rand(10, device=DEVICE).cpu()
-    torch.foo.set_rng_state(state)
+    foo.set_rng_state(state)
     assert torch.equal(torch.rand(10, device=DEVICE).cpu(), a)
     # per-device generators: seeding foo:0 leaves foo:1 alone
-    torch.foo.manual_seed_all(5)
+    foo.manual_seed_all(5)
     x1 = torch.randn(10, device="foo:1").cpu()
-    torch.foo.manual_seed(6)
-    torch.foo.set_device(1)
-    torch.foo.manual_seed(5)
+    foo.manual_seed(6)
+    foo.set_device(1)
+    foo.manual_seed(5)
     assert torch.equal(torch.randn(10, device="foo:1").cpu(), x1)
     # and a foo generator gives the CPU's stream for the same seed
-    torch.foo.manual_seed(9)
+    foo.manual_seed(9)
     torch.manual_seed(9)
     assert torch.equal(torch.randn(5, 5, device="foo:1").cpu(), torch.randn(5, 5))
 

@@ -13,17 +13,12 @@ check fails; if it waits, as it must, the check is certain to pass).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
 import pytest
 import torch
 
-foo = torch.foo
+from foo_testing import assert_still_waiting, blocked_call, foo, paused, run_with_launch_blocking
 
 pytestmark = pytest.mark.skipif(
     foo.launch_blocking(), reason="SCAFFOLD_LAUNCH_BLOCKING=1 runs every stream synchronously"
@@ -32,35 +27,8 @@ pytestmark = pytest.mark.skipif(
 N = 4096
 
 
-@contextmanager
-def paused(*streams: torch.Stream) -> Iterator[None]:
-    """Pause `streams` inside the block; resume them (and wait for them) on the way out."""
-    for s in streams:
-        foo._pause_stream_for_testing(s, True)
-    try:
-        yield
-    finally:
-        for s in streams:
-            foo._pause_stream_for_testing(s, False)
-        for s in streams:
-            s.synchronize()
-
-
 def pinned_arange(n: int = N) -> torch.Tensor:
     return torch.arange(n, dtype=torch.float32).pin_memory()
-
-
-def blocked_call(fn: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
-    """Start `fn` in a thread and return it with the list its result lands in."""
-    result: list[object] = []
-    thread = threading.Thread(target=lambda: result.append(fn()), daemon=True)
-    thread.start()
-    return thread, result
-
-
-def assert_still_waiting(thread: threading.Thread) -> None:
-    thread.join(timeout=0.3)
-    assert thread.is_alive(), "the call returned before the paused stream's work could run"
 
 
 def test_non_blocking_copy_from_pinned_memory_is_asynchronous() -> None:
@@ -81,7 +49,7 @@ def test_non_blocking_copy_from_pinned_memory_is_asynchronous() -> None:
 def test_copy_from_pageable_memory_waits_for_the_stream() -> None:
     src = torch.arange(N, dtype=torch.float32)  # pageable: copies synchronise, as in CUDA
     dst = torch.zeros(N).to("foo")
-    s = foo.Stream()
+    s: torch.Stream = foo.Stream()
 
     def copy() -> bool:
         with foo.stream(s):
@@ -307,15 +275,6 @@ except RuntimeError as error:
     pause = "refused" if "LAUNCH_BLOCKING" in str(error) else str(error)
 print(torch.foo.launch_blocking(), done, pause, dst.cpu().equal(src))
 """
-
-
-def run_with_launch_blocking(script: str) -> subprocess.CompletedProcess[str]:
-    """Runs `script` in a fresh interpreter with SCAFFOLD_LAUNCH_BLOCKING=1 (read at start-up)."""
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
-    environment["SCAFFOLD_LAUNCH_BLOCKING"] = "1"
-    return subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=120
-    )
 
 
 def test_launch_blocking_runs_every_stream_synchronously() -> None:

@@ -1,20 +1,36 @@
-"""Helpers for comparing the foo backend with the CPU: the same function runs on CPU inputs and on
-the same values on foo -- in several memory layouts -- and the results must agree."""
+"""Helpers of the foo backend's tests (tests/backend): `foo`, the typed torch.foo; comparing the
+backend with the CPU, where the same function runs on CPU inputs and on the same values on foo -- in
+several memory layouts -- and the results must agree; pausing streams. (It lives in tests/, beside
+scaffold_testing.py, so that tests/ alone is the import root of the tests' helpers.)"""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import subprocess
+import sys
+import threading
+import types
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
 DEVICE = "foo"
+# torch.foo, the device module that importing torch_foo registers on torch: mypy cannot see an
+# attribute added at run time, so the tests reach it through this name, typed by torch's own lookup.
+foo: types.ModuleType = torch.get_device_module(DEVICE)
+
+
+def grad(tensor: torch.Tensor) -> torch.Tensor:
+    """`tensor.grad`, which a backward pass must have filled in."""
+    assert tensor.grad is not None, "no gradient: the backward pass did not reach this tensor"
+    return tensor.grad
 
 
 def fallback_counts() -> dict[str, int]:
-    return dict(torch.foo.fallback_counts())
+    return dict(foo.fallback_counts())
 
 
 @contextlib.contextmanager
@@ -103,6 +119,13 @@ def place(args: Sequence[Any], device: str, layout: str) -> list[Any]:
     return placed
 
 
+class Tolerance(TypedDict, total=False):
+    """The tolerances assert_same (and the checks built on it) take, as torch.testing.assert_close."""
+
+    rtol: float
+    atol: float
+
+
 def assert_same(actual: Any, expected: Any, *, check_stride: bool = False, **tol: Any) -> None:
     """`actual` computed on foo equals `expected` computed on the CPU (values, dtype, shape)."""
     if isinstance(expected, (tuple, list)):
@@ -162,7 +185,7 @@ def check_outcome(
             with no_fallback():
                 try:
                     fn(*foo_args)
-                    torch.foo.synchronize()
+                    foo.synchronize()
                 except Exception as foo_error:  # noqa: BLE001
                     message = str(foo_error)
                     deferred = message.startswith(str(cpu_error) + " ((raised by ")
@@ -185,7 +208,7 @@ def check_inplace(fn_: Callable[..., Any], *args: Any, layouts: Sequence[str] = 
     """fn_(self, *rest) modifies self in place and returns it, like the CPU."""
 
     def run(self: torch.Tensor, *rest: Any) -> torch.Tensor:
-        result = fn_(self, *rest)
+        result: object = fn_(self, *rest)
         assert result is self, "an in-place op must return self"
         return self
 
@@ -214,7 +237,7 @@ def _out_tensors(kind: str, dtypes: list[torch.dtype], shapes: list[torch.Size],
 def check_out(
     fn: Callable[..., Any],
     *args: Any,
-    dtype: torch.dtype | Sequence[torch.dtype] | None = None,
+    dtype: torch.dtype | tuple[torch.dtype, ...] | None = None,
     layouts: Sequence[str] = ("contiguous", "transposed"),
     **tol: Any,
 ) -> None:
@@ -224,8 +247,10 @@ def check_out(
     for layout in layouts:
         cpu_args = place(args, "cpu", layout)
         foo_args = place(args, DEVICE, layout)
-        multi = isinstance(dtype, (list, tuple))
-        dtypes = list(dtype) if multi else [dtype or next(a for a in cpu_args if isinstance(a, torch.Tensor)).dtype]
+        multi = isinstance(dtype, tuple)
+        dtypes = list(dtype) if isinstance(dtype, tuple) else [
+            dtype or next(a for a in cpu_args if isinstance(a, torch.Tensor)).dtype
+        ]
         ref_outs = [torch.empty(0, dtype=d) for d in dtypes]
         fn(*cpu_args, out=tuple(ref_outs) if multi else ref_outs[0])
         shapes = [r.shape for r in ref_outs]
@@ -251,3 +276,43 @@ def check_out(
                     assert_same(f, c, check_stride=True, **tol)
                 except AssertionError as err:
                     raise AssertionError(f"{layout}/{kind}: {err}") from None
+
+
+# Streams: pausing them, and calls that must wait for them.
+
+
+@contextlib.contextmanager
+def paused(*streams: torch.Stream) -> Iterator[None]:
+    """Pause `streams` inside the block; resume them (and wait for them) on the way out."""
+    for s in streams:
+        foo._pause_stream_for_testing(s, True)
+    try:
+        yield
+    finally:
+        for s in streams:
+            foo._pause_stream_for_testing(s, False)
+        for s in streams:
+            s.synchronize()
+
+
+def blocked_call(fn: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
+    """Start `fn` in a thread and return it with the list its result lands in."""
+    result: list[object] = []
+    thread = threading.Thread(target=lambda: result.append(fn()), daemon=True)
+    thread.start()
+    return thread, result
+
+
+def assert_still_waiting(thread: threading.Thread) -> None:
+    thread.join(timeout=0.3)
+    assert thread.is_alive(), "the call returned before the paused stream's work could run"
+
+
+
+def run_with_launch_blocking(script: str) -> subprocess.CompletedProcess[str]:
+    """Runs `script` in a fresh interpreter with SCAFFOLD_LAUNCH_BLOCKING=1 (read at start-up)."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    environment["SCAFFOLD_LAUNCH_BLOCKING"] = "1"
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=120
+    )
