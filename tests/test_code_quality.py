@@ -1,8 +1,10 @@
-"""Every Python file of the repository is ruff clean and mypy strict (one configuration, in
-pyproject.toml): the generator, the runtime's Python package that every project gets, the reference
-backend's kernels and generated files, the benchmarks, the tests and CI's scripts; build outputs are
-not ours to check (nor, for mypy, the generator's expected output in tests/golden). The generator's
-layering is tests/test_layering.py."""
+"""Every Python file of the repository is ruff clean (one configuration, in pyproject.toml): the
+generator, the runtime's Python package that every project gets, the reference backend's kernels
+and generated files, the benchmarks, the tests and CI's scripts; build outputs are not ours to
+check. All of them but two kinds are mypy strict too: the generator's expected output in
+tests/golden, and the Python modules the build assembles into the package (generated/'s and the
+kernels' custom-op and custom-class modules, which import each other as siblings only once
+installed). The layering of the generator and of the runtime's components is tests/test_layering.py."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def test_ruff_checks_every_python_file_of_the_tree_and_no_build_output() -> None
     assert {path for path in checked if path.endswith((".py", ".pyi"))} == set(git.stdout.splitlines())
 
 
-MYPY_STRICT_SOURCES = ["codegen", "runtime/python", "benchmarks", "tests"]
+MYPY_STRICT_SOURCES = ["codegen", "runtime/python", "runtime/cmake", "benchmarks", "tests", "setup.py", ".ci"]
 
 
 def test_the_python_sources_are_mypy_strict(tmp_path: Path) -> None:
