@@ -31,6 +31,8 @@
 #include "native/_log_softmax_backward_data.h"
 #include "native/_native_batch_norm_legit.h"
 #include "native/_reshape_alias.h"
+#include "native/_scaled_dot_product_flash_attention_for_cpu.h"
+#include "native/_scaled_dot_product_flash_attention_for_cpu_backward.h"
 #include "native/_softmax.h"
 #include "native/_softmax_backward_data.h"
 #include "native/abs.h"

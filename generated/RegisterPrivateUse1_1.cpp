@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 50 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 52 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_adaptive_avg_pool2d_backward.h"
 #include "native/_copy_from_and_resize.h"
@@ -12,6 +12,8 @@
 #include "native/_fused_adam.h"
 #include "native/_fused_sgd.h"
 #include "native/_native_batch_norm_legit.h"
+#include "native/_scaled_dot_product_flash_attention_for_cpu.h"
+#include "native/_scaled_dot_product_flash_attention_for_cpu_backward.h"
 #include "native/_softmax_backward_data.h"
 #include "native/abs.h"
 #include "native/addcdiv.h"
@@ -108,6 +110,20 @@ void wrapper__fused_sgd_(at::TensorList self, at::TensorList grads, at::TensorLi
   c10::impl::check_and_update_common_device(common_device, bias, "aten::_native_batch_norm_legit.no_stats", "bias");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
   return foo::_native_batch_norm_legit(input, weight, bias, training, momentum, eps);
+}
+
+::std::tuple<at::Tensor,at::Tensor> wrapper__scaled_dot_product_flash_attention_for_cpu(const at::Tensor & query, const at::Tensor & key, const at::Tensor & value, double dropout_p, bool is_causal, const ::std::optional<at::Tensor> & attn_mask, ::std::optional<double> scale) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, query, "aten::_scaled_dot_product_flash_attention_for_cpu", "query");
+  c10::impl::check_and_update_common_device(common_device, key, "aten::_scaled_dot_product_flash_attention_for_cpu", "key");
+  c10::impl::check_and_update_common_device(common_device, value, "aten::_scaled_dot_product_flash_attention_for_cpu", "value");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(query));
+  return foo::_scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal, attn_mask, scale);
+}
+
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__scaled_dot_product_flash_attention_for_cpu_backward(const at::Tensor & grad_out, const at::Tensor & query, const at::Tensor & key, const at::Tensor & value, const at::Tensor & out, const at::Tensor & logsumexp, double dropout_p, bool is_causal, const ::std::optional<at::Tensor> & attn_mask, ::std::optional<double> scale) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
+  return foo::_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
 }
 
 at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & grad_input) {
@@ -392,6 +408,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(wrapper__fused_adam__tensor_lr));
   m.impl("_fused_sgd_", TORCH_FN(wrapper__fused_sgd_));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(wrapper__native_batch_norm_legit_no_stats));
+  m.impl("_scaled_dot_product_flash_attention_for_cpu", TORCH_FN(wrapper__scaled_dot_product_flash_attention_for_cpu));
+  m.impl("_scaled_dot_product_flash_attention_for_cpu_backward", TORCH_FN(wrapper__scaled_dot_product_flash_attention_for_cpu_backward));
   m.impl("_softmax_backward_data.out", TORCH_FN(wrapper__softmax_backward_data_out));
   m.impl("abs", TORCH_FN(wrapper_abs));
   m.impl("addcdiv", TORCH_FN(wrapper_addcdiv));

@@ -48,6 +48,8 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_log_softmax_backward_data.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_native_batch_norm_legit.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_reshape_alias.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_scaled_dot_product_flash_attention_for_cpu.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_scaled_dot_product_flash_attention_for_cpu_backward.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_softmax.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/_softmax_backward_data.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/abs.cpp"

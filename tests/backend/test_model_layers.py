@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from foo_testing import DEVICE, assert_same, fallback_counts, foo
+from foo_testing import DEVICE, assert_same, fallback_counts, foo, grad
 
 OPTIMIZERS: dict[str, Callable[[list[nn.Parameter]], torch.optim.Optimizer]] = {
     "sgd_momentum_forloop": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-4, foreach=False),
@@ -156,3 +156,56 @@ def test_torchvision_model_trains_natively(name: str) -> None:
     foo.synchronize()
     assert fallback_counts() == {}, f"ops that ran on the CPU fallback: {fallback_counts()}"
     _assert_same_state(actual, expected)
+
+
+ATTENTION_CASES: dict[str, dict[str, object]] = {
+    "plain": {},
+    "causal": {"is_causal": True},
+    "float_mask": {"attn_mask": "float"},
+    "bool_mask": {"attn_mask": "bool"},
+    "scale": {"scale": 0.3},
+}
+
+
+@pytest.mark.parametrize("case", sorted(ATTENTION_CASES))
+def test_attention_runs_the_cpus_flash_kernels_on_the_device(case: str) -> None:
+    """scaled_dot_product_attention asks the device which fused kernel to use: foo has the CPU's
+    flash attention, so it runs that (forward and backward, natively), where the CPU would, and
+    not the math composition of a dozen ops; results and gradients are the CPU's."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 16, 8, generator=g) for _ in range(3))
+    options = dict(ATTENTION_CASES[case])
+    if options.get("attn_mask") == "float":
+        options["attn_mask"] = torch.randn(16, 16, generator=g)
+    elif options.get("attn_mask") == "bool":
+        options["attn_mask"] = torch.rand(16, 16, generator=g) > 0.3
+
+    def run(device: str) -> tuple[torch.Tensor, list[torch.Tensor], set[str]]:
+        inputs = [t.detach().to(device).requires_grad_() for t in (q, k, v)]
+        placed = {key: value.to(device) if isinstance(value, torch.Tensor) else value for key, value in options.items()}
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+            out = F.scaled_dot_product_attention(*inputs, **placed)  # type: ignore[arg-type]
+            out.backward(torch.ones_like(out))
+        return out, [grad(t) for t in inputs], {event.name for event in profile.events()}
+
+    expected, expected_grads, cpu_ops = run("cpu")
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu" in cpu_ops  # what the CPU chooses
+    foo.reset_fallback_counts()
+    actual, grads, ops = run(DEVICE)
+    assert fallback_counts() == {}
+    assert {"aten::_scaled_dot_product_flash_attention_for_cpu",
+            "aten::_scaled_dot_product_flash_attention_for_cpu_backward"} <= ops
+    assert "aten::_scaled_dot_product_attention_math" not in ops
+    assert_same(actual, expected)
+    for actual_grad, expected_grad in zip(grads, expected_grads, strict=True):
+        assert_same(actual_grad, expected_grad)
+
+
+def test_attention_with_dropout_keeps_the_math_composition() -> None:
+    """Where the CPU would not use its flash kernel (dropout), neither does the device."""
+    q = torch.randn(1, 2, 8, 4, device=DEVICE)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    ops = {event.name for event in profile.events()}
+    assert "aten::_scaled_dot_product_attention_math" in ops
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu" not in ops
