@@ -1688,6 +1688,45 @@ def _native_group_norm_backward() -> None:
         torch.ops.aten.native_group_norm_backward(x, x, mean, rstd, None, 2, 6, 3, 3, [True, True, True])
 
 
+# ---- Attention ----------------------------------------------------------------------------------
+
+# (query, key/value) shapes: batch and heads, then sequence and head size; a longer key sequence.
+ATTENTION_SHAPES = [((2, 3, 8, 16), (2, 3, 8, 16)), ((1, 2, 5, 8), (1, 2, 9, 8))]
+FLASH_ATTENTION = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+
+
+@op_test("_scaled_dot_product_flash_attention_for_cpu")
+def _flash_attention() -> None:
+    for dtype in (F32, F64, BF16):
+        tol: Tolerance = LOW_PRECISION if dtype == BF16 else {}
+        for q_shape, kv_shape in ATTENTION_SHAPES:
+            q, k, v = rand(q_shape, dtype), rand(kv_shape, dtype, seed=1), rand(kv_shape, dtype, seed=2)
+            mask = Fixed(rand((q_shape[2], kv_shape[2]), dtype, seed=3))
+            check(lambda q, k, v: FLASH_ATTENTION(q, k, v), q, k, v, layouts=("contiguous",), **tol)
+            check(lambda q, k, v, m: FLASH_ATTENTION(q, k, v, attn_mask=m, scale=0.25), q, k, v, mask,
+                  layouts=("contiguous",), **tol)
+        q = rand((2, 3, 8, 16), dtype)
+        check(lambda q: FLASH_ATTENTION(q, q, q, is_causal=True), q, layouts=("contiguous",), **tol)
+    with pytest.raises(RuntimeError, match="cpu"):
+        FLASH_ATTENTION(torch.ones(1, 1, 2, 4, device=DEVICE), torch.ones(1, 1, 2, 4), torch.ones(1, 1, 2, 4))
+    # Heads whose elements are not adjacent: the CPU kernel reads the wrong elements (the attention
+    # op never passes it such inputs); foo raises, as CUDA's flash attention does.
+    q = torch.ones(1, 1, 4, 2, device=DEVICE).transpose(-1, -2)
+    with pytest.raises(RuntimeError, match="contiguous last dimension"):
+        FLASH_ATTENTION(q, q, q)
+
+
+@op_test("_scaled_dot_product_flash_attention_for_cpu_backward")
+def _flash_attention_backward() -> None:
+    for dtype in FLOATS:
+        for q_shape, kv_shape in ATTENTION_SHAPES:
+            q, k, v = rand(q_shape, dtype), rand(kv_shape, dtype, seed=1), rand(kv_shape, dtype, seed=2)
+            g = rand(q_shape, dtype, seed=4)
+            check(_grads_of(lambda q, k, v: FLASH_ATTENTION(q, k, v)[0], 3), q, k, v, g, layouts=("contiguous",))
+            check(_grads_of(lambda q, k, v: FLASH_ATTENTION(q, k, v, is_causal=q.shape == k.shape)[0], 3),
+                  q, k, v, g, layouts=("contiguous",))
+
+
 POOL_INPUTS = [(2, 3, 9, 8), (3, 7, 6)]
 
 
