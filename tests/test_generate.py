@@ -327,4 +327,5 @@ def test_reference_backend_generated_sources_are_current() -> None:
 
     process = run_cli_process(["generate", "--check"], REPO)
     assert process.returncode == 0, process.stdout + process.stderr
-    assert process.stdout.strip() == "202 kernel(s), everything up to date"
+    # The count is the YAML's, which grows with foo's kernels; the words are the answer's.
+    assert re.fullmatch(r"\d+ kernel\(s\), everything up to date", process.stdout.strip()), process.stdout
