@@ -17,9 +17,8 @@ namespace foo {
   // The CPU kernel reads garbage when a head's elements are not adjacent (scaled_dot_product_attention
   // never sends it such inputs; a direct call can). CUDA's flash attention raises: so does foo.
   for (const auto& [t, name] : {std::pair{&query, "query"}, {&key, "key"}, {&value, "value"}}) {
-    TORCH_CHECK(t->dim() == 0 || t->stride(-1) == 1 || t->size(-1) == 1,
-                "_scaled_dot_product_flash_attention_for_cpu: ", name, " must have a contiguous last dimension (stride 1), got stride ",
-                t->dim() == 0 ? 0 : t->stride(-1));
+    TORCH_CHECK(t->stride(-1) == 1 || t->size(-1) == 1, "_scaled_dot_product_flash_attention_for_cpu: ", name,
+                " must have a contiguous last dimension (stride 1), got stride ", t->stride(-1));
   }
   // Inline: the CPU kernel allocates its results (the output and the log-sum-exp its backward
   // reads), which are copied to the device.
