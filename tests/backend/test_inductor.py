@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-from foo_testing import foo, grad
+from foo_testing import foo, grad, paused
 
 DEVICE = "foo"
 
@@ -57,6 +57,23 @@ def test_inductor_generates_cpp_kernels_for_the_device() -> None:
     # A fused C++ kernel reached the device tensors through host views, not a fallback to aten.
     assert "cpp_fused" in source
     assert "_host_view(arg0_1)" in source
+
+
+def test_a_compiled_graph_runs_its_aten_kernels_inline_and_only_inside() -> None:
+    from torch._inductor.utils import run_and_get_code
+
+    def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return (a @ b).relu() + 1  # an ATen kernel (mm), then a C++ one
+
+    a = torch.randn(8, 8, device=DEVICE)
+    b = torch.randn(8, 8, device=DEVICE)
+    got, (source, *_) = run_and_get_code(torch.compile(fn, fullgraph=True), a, b)
+    torch.testing.assert_close(got.cpu(), fn(a.cpu(), b.cpu()))
+    assert "with _launches_inline():" in source
+    s = foo.Stream()
+    with paused(s), foo.stream(s):
+        a @ b
+        assert not s.query()  # after the graph, launches are queued again
 
 
 def test_small_cnn_under_inductor_equals_eager() -> None:

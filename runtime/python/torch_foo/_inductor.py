@@ -192,7 +192,22 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
         """The wrapper of a subgraph (torch.cond branches, ...)."""
 
     class DeviceWrapperCodegen(HostViewKernelCalls):
-        """The Python wrapper of a graph on this device."""
+        """The Python wrapper of a graph on this device. Its body runs with inline launches
+        (``torch.<device>._launches_inline``): the graph's C++ kernels run on the calling thread
+        and wait for the stream before each one, so its ATen kernels run there too, in stream
+        order, rather than one round trip to the stream's worker each."""
+
+        def write_header(self) -> None:
+            super().write_header()
+            self.header.splice(f"_launches_inline = torch.{device_name}._launches_inline\n")
+
+        def write_prefix(self) -> None:
+            super().write_prefix()
+            with self.prefix.indent(super().get_wrapper_call_indent()):
+                self.prefix.writeline("with _launches_inline():")
+
+        def get_wrapper_call_indent(self) -> int:
+            return int(super().get_wrapper_call_indent()) + 1
 
         @staticmethod
         def create(
