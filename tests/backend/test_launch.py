@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -79,6 +80,57 @@ def test_launched_kernels_of_every_kind_match_the_cpu() -> None:
         torch.testing.assert_close(value.cpu(), expected[name], msg=name)
     torch.testing.assert_close(inplace.cpu(), (a * b + 1).relu())
     assert zeros.cpu().eq(0).all()
+
+
+CONVOLUTIONS = {
+    # name: (input shape, weight shape, stride, padding, dilation, transposed, output padding, groups)
+    "2d": ((2, 6, 9, 9), (4, 6, 3, 3), [2, 2], [1, 1], [1, 1], False, [0, 0], 1),
+    "2d grouped dilated": ((2, 6, 9, 9), (6, 2, 3, 3), [1, 1], [2, 2], [2, 2], False, [0, 0], 3),
+    "2d transposed": ((2, 6, 5, 5), (6, 4, 3, 3), [2, 2], [1, 1], [1, 1], True, [1, 1], 1),
+    "1d": ((2, 3, 11), (5, 3, 4), [1], [0], [1], False, [0], 1),
+    "3d": ((1, 2, 5, 5, 5), (3, 2, 2, 2, 2), [1, 1, 1], [1, 1, 1], [1, 1, 1], False, [0, 0, 0], 1),
+}
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("case", list(CONVOLUTIONS))
+def test_convolutions_and_their_backward_are_launched(case: str, channels_last: bool) -> None:
+    input_shape, weight_shape, stride, padding, dilation, transposed, output_padding, groups = CONVOLUTIONS[case]
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(input_shape, generator=g), torch.randn(weight_shape, generator=g)
+    if channels_last and x.dim() == 4:
+        x = x.to(memory_format=torch.channels_last)
+    out_channels = w.size(1) * groups if transposed else w.size(0)
+    b = torch.randn(out_channels, generator=g)
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    expected = torch.ops.aten.convolution(x, w, b, *args)
+    grad = torch.randn(expected.shape, generator=g)
+    expected_grads = torch.ops.aten.convolution_backward(grad, x, w, [out_channels], *args, [True, True, True])
+    xd, wd, bd, gd = (t.to("foo") for t in (x, w, b, grad))
+    s = foo.Stream()
+    with paused(s), foo.stream(s):
+        y = torch.ops.aten.convolution(xd, wd, bd, *args)
+        grads = torch.ops.aten.convolution_backward(gd, xd, wd, [out_channels], *args, [True, True, True])
+        assert not s.query()  # both returned before running
+    torch.testing.assert_close(y.cpu(), expected)
+    for got, want in zip(grads, expected_grads, strict=True):
+        torch.testing.assert_close(got.cpu(), want)
+    # Only what output_mask asks for is computed.
+    grad_input, grad_weight, grad_bias = torch.ops.aten.convolution_backward(
+        gd, xd, wd, [out_channels], *args, [False, True, False]
+    )
+    assert grad_input is None and grad_bias is None
+    torch.testing.assert_close(grad_weight.cpu(), expected_grads[1])
+
+
+def test_a_convolution_with_unexpanded_arguments_runs_inline_as_on_the_cpu() -> None:
+    # A direct call of the backend's op: ATen's entry points expand the arguments first; the
+    # runtime does not size a result from anything else, so the CPU kernel decides, at the call.
+    x, w = torch.randn(1, 2, 6, 6), torch.randn(3, 2, 3, 3)
+    y = torch.ops.aten.convolution_overrideable(x.to("foo"), w.to("foo"), None, [1], [0], [1], False, [0], 1)
+    torch.testing.assert_close(y.cpu(), torch.ops.aten.convolution(x, w, None, [1], [0], [1], False, [0], 1))
+    with pytest.raises(RuntimeError, match="scalar type"):
+        torch.ops.aten.convolution(x.to("foo"), w.double().to("foo"), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
 
 
 def test_an_out_tensor_of_the_wrong_shape_is_resized_inline() -> None:
@@ -273,6 +325,75 @@ def test_an_error_in_a_launched_kernel_surfaces_at_the_next_synchronisation() ->
     s.synchronize()  # reported once: the stream goes on working
     with foo.stream(s):
         assert (x + 1).sum().item() == 36
+
+
+def test_inline_launches_run_kernels_at_the_call_and_raise_there() -> None:
+    x = torch.arange(8, dtype=torch.float32, device="foo")
+    bad_index = torch.tensor([0, 99], device="foo")
+    s = foo.Stream()
+    with foo.stream(s), foo._launches_inline():
+        y = x @ x.reshape(8, 1)
+        assert s.query()  # it ran before the call returned
+        with pytest.raises(IndexError, match=r"(?s)index out of range in self.*index_select.*inline launches"):
+            torch.index_select(x, 0, bad_index)
+    s.synchronize()  # raised at the call, so not kept for the stream's next synchronisation
+    assert y.item() == 140.0
+
+
+def test_an_inline_launch_waits_for_the_work_queued_before_it() -> None:
+    a, b = matrices(16)
+    x, y = a.to("foo"), b.to("foo")
+    s, upstream = foo.Stream(), foo.Stream()
+    with paused(upstream):
+        with foo.stream(upstream):
+            x.mul_(2)  # queued on the paused stream
+            doubled = foo.Event()
+            doubled.record()
+        s.wait_event(doubled)  # s runs nothing more until upstream has
+
+        def product() -> torch.Tensor:
+            with foo.stream(s), foo._launches_inline():
+                return x @ y
+
+        thread, result = blocked_call(product)
+        assert_still_waiting(thread)
+    thread.join()
+    torch.testing.assert_close(result[0].cpu(), (2 * a) @ b)  # type: ignore[union-attr]
+
+
+def test_inline_launches_on_a_paused_stream_are_queued_in_order() -> None:
+    a, b = matrices(16)
+    x, y = a.to("foo"), b.to("foo")
+    s = foo.Stream()
+    with paused(s), foo.stream(s), foo._launches_inline():
+        product = x @ y
+        shifted = product + 1  # behind the product, which has not run
+        assert not s.query()
+    torch.testing.assert_close(shifted.cpu(), a @ b + 1)
+
+
+def test_work_launched_from_another_thread_waits_for_an_inline_launch() -> None:
+    """The inline kernel is the stream's work: another thread's launch on the same stream runs after
+    it, never beside it."""
+    n = 256
+    x = torch.ones(n, n, device="foo")
+    s = foo.Stream()
+    started = threading.Event()
+
+    def other_thread() -> None:
+        started.wait()
+        with foo.stream(s):
+            x.zero_()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    with foo.stream(s), foo._launches_inline():
+        for _ in range(20):
+            started.set()
+            y = x @ x  # all ones: n everywhere; all zeros once the other thread's fill has run
+            total = y.sum().item()
+            assert total in (n * n * n, 0.0), total  # never a product of a half-zeroed x
+    thread.join()
 
 
 LAUNCH_BLOCKING = """

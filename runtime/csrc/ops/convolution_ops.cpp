@@ -2,23 +2,121 @@
 // CPU's convolutions on host views, results copied to the device. A backend
 // with its own convolution kernels replaces its kernel files' one-line
 // forwards to these.
+//
+// They are launched on the stream (launch.h) whenever the result's shape is
+// known from the arguments -- every call at::_convolution and
+// at::convolution_backward make. Besides returning at once, that keeps the
+// device's compute on the stream's worker: run inline, a convolution ran on
+// whichever thread called it (autograd runs the backward pass on a thread of
+// its own), and on a CPU-simulated device each such thread brings its own
+// OpenMP team, which then competes for the same cores with the worker's.
+// Anything else (a direct call with unexpanded or mismatched arguments) runs
+// inline, where the CPU kernel raises its own error at the call.
 #include "core_ops.h"
 
 #include <array>
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <c10/util/Exception.h>
 
+#include "functional_operands.h"
 #include "kernel_support.h"
+#include "launch.h"
 #include "memory_access.h"
 
 namespace scaffold::runtime {
+namespace {
+
+// A convolution's arguments, owned: launched work outlives the caller's arrays.
+struct ConvolutionParams {
+  std::vector<int64_t> stride;
+  std::vector<int64_t> padding;
+  std::vector<int64_t> dilation;
+  bool transposed;
+  std::vector<int64_t> output_padding;
+  int64_t groups;
+};
+
+// The result's sizes, when the arguments are the checked, expanded and batched ones ATen's
+// convolution entry points pass: one value per spatial dimension, channels that match, a
+// non-empty input and one dtype. Otherwise nullopt: the call runs inline and the CPU kernel
+// judges it.
+std::optional<std::vector<int64_t>> launchable_output_sizes(
+    const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+    const ConvolutionParams& p) {
+  const int64_t dim = input.dim();
+  const auto spatial = static_cast<size_t>(dim - 2);
+  if (weight.dim() != dim || input.numel() == 0 || input.scalar_type() != weight.scalar_type() ||
+      (bias.has_value() && bias->defined() && bias->scalar_type() != input.scalar_type()) || p.groups < 1 ||
+      p.stride.size() != spatial || p.padding.size() != spatial || p.dilation.size() != spatial ||
+      (p.transposed && p.output_padding.size() != spatial)) {
+    return std::nullopt;
+  }
+  const int64_t in_channels = p.transposed ? weight.size(0) : weight.size(1) * p.groups;
+  if (input.size(1) != in_channels) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> sizes{input.size(0), p.transposed ? weight.size(1) * p.groups : weight.size(0)};
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t in = input.size(static_cast<int64_t>(d) + 2);
+    const int64_t extent = p.dilation[d] * (weight.size(static_cast<int64_t>(d) + 2) - 1) + 1;
+    if (p.stride[d] < 1 || p.dilation[d] < 1 || p.padding[d] < 0) {
+      return std::nullopt;
+    }
+    int64_t out = 0;
+    if (p.transposed) {
+      out = (in - 1) * p.stride[d] - 2 * p.padding[d] + extent + p.output_padding[d];
+    } else {
+      const int64_t span = in + 2 * p.padding[d] - extent;
+      out = span < 0 ? 0 : span / p.stride[d] + 1;
+    }
+    if (out < 1) {
+      return std::nullopt;
+    }
+    sizes.push_back(out);
+  }
+  return sizes;
+}
+
+std::optional<at::Tensor> launch_convolution(
+    const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+    ConvolutionParams params) {
+  const std::optional<std::vector<int64_t>> sizes = launchable_output_sizes(input, weight, bias, params);
+  if (!sizes.has_value()) {
+    return std::nullopt;
+  }
+  const bool has_bias = bias.has_value() && bias->defined();
+  FunctionalOperands operands = has_bias ? FunctionalOperands({input, weight, *bias}) : FunctionalOperands({input, weight});
+  if (!operands.native()) {
+    return std::nullopt;
+  }
+  // Contiguous, whatever the input's layout: PyTorch asks the backend (ConvBackend::Overrideable), and
+  // torch.compile plans with, a contiguous result. The copy into it takes the CPU result's layout.
+  operands.make_output(*sizes, {}, input.options());
+  return operands.launch("convolution_overrideable", [p = std::move(params), has_bias](FunctionalOperands& op) {
+    const at::Tensor host_result = at::convolution(
+        op.input(0), op.input(1), has_bias ? std::optional<at::Tensor>(op.input(2)) : std::nullopt,
+        p.stride, p.padding, p.dilation, p.transposed, p.output_padding, p.groups);
+    op.output().copy_(host_result);
+  });
+}
+
+} // namespace
 
 at::Tensor convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups) {
   // at::_convolution sends every tensor of this backend here (ConvBackend::Overrideable), after checking the
   // shapes. On host views the same call picks the CPU's own backend (mkldnn, slow_conv2d, ...).
   TORCH_CHECK(input.dim() >= 3, "convolution_overrideable: expected an input with a batch and a channel dimension, got ", input.dim(), " dimension(s)");
+  if (std::optional<at::Tensor> launched = launch_convolution(
+          input, weight, bias,
+          ConvolutionParams{stride.vec(), padding.vec(), dilation.vec(), transposed, output_padding.vec(), groups})) {
+    return *std::move(launched);
+  }
   const KernelCall call("convolution_overrideable", input, "input");
   const at::Tensor host_result = at::convolution(
       call.input(input, "input"), call.input(weight, "weight"), call.input(bias, "bias"),
@@ -40,6 +138,49 @@ at::Tensor to_device(const at::Tensor& host, c10::Device device) {
   return result;
 }
 
+using Gradients = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
+
+std::optional<Gradients> launch_convolution_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, int64_t out_channels,
+    ConvolutionParams params, std::array<bool, 3> output_mask) {
+  const std::optional<std::vector<int64_t>> sizes = launchable_output_sizes(input, weight, std::nullopt, params);
+  if (!sizes.has_value() || grad_output.sizes() != at::IntArrayRef(*sizes) ||
+      grad_output.scalar_type() != input.scalar_type()) {
+    return std::nullopt;
+  }
+  FunctionalOperands operands({grad_output, input, weight});
+  if (!operands.native()) {
+    return std::nullopt;
+  }
+  const c10::Device device = operands.device();
+  // Contiguous, as the forward result.
+  const auto gradient = [&](bool wanted, at::IntArrayRef gradient_sizes) {
+    return wanted ? allocate(gradient_sizes, input.scalar_type(), device) : at::Tensor();
+  };
+  const std::array<int64_t, 1> bias_sizes{out_channels};
+  Gradients gradients{
+      gradient(output_mask[0], input.sizes()), gradient(output_mask[1], weight.sizes()),
+      gradient(output_mask[2], bias_sizes)};
+  const auto view_for_launch = [](const at::Tensor& t) { return t.defined() ? launch_host_view(t) : at::Tensor(); };
+  std::array<at::Tensor, 3> views{
+      view_for_launch(std::get<0>(gradients)), view_for_launch(std::get<1>(gradients)),
+      view_for_launch(std::get<2>(gradients))};
+  launch(device.index(), "convolution_backward_overrideable",
+         [op = std::move(operands), views = std::move(views), p = std::move(params), out_channels, output_mask]() {
+           const std::array<int64_t, 1> bias_sizes{out_channels};
+           const auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
+               op.input(0), op.input(1), op.input(2), at::IntArrayRef(bias_sizes), p.stride, p.padding,
+               p.dilation, p.transposed, p.output_padding, p.groups, output_mask);
+           const std::array<const at::Tensor*, 3> computed{&grad_input, &grad_weight, &grad_bias};
+           for (size_t i = 0; i < views.size(); ++i) {
+             if (views[i].defined()) {
+               views[i].copy_(*computed[i]);
+             }
+           }
+         });
+  return gradients;
+}
+
 } // namespace
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> convolution_backward_overrideable(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & weight, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups, ::std::array<bool,3> output_mask) {
@@ -47,8 +188,14 @@ at::Tensor to_device(const at::Tensor& host, c10::Device device) {
   // number of output channels: weight is (out, in/groups, ...), or (in, out/groups, ...) when
   // transposed.
   TORCH_CHECK(weight.dim() >= 3, "convolution_backward_overrideable: expected a weight with at least 3 dimensions, got ", weight.dim());
-  const KernelCall call("convolution_backward_overrideable", grad_output, "grad_output");
   const int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);
+  if (std::optional<Gradients> launched = launch_convolution_backward(
+          grad_output, input, weight, out_channels,
+          ConvolutionParams{stride.vec(), padding.vec(), dilation.vec(), transposed, output_padding.vec(), groups},
+          output_mask)) {
+    return *std::move(launched);
+  }
+  const KernelCall call("convolution_backward_overrideable", grad_output, "grad_output");
   const std::array<int64_t, 1> bias_sizes{out_channels};
   auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
       call.input(grad_output, "grad_output"), call.input(input, "input"),
