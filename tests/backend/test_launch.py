@@ -123,6 +123,55 @@ def test_convolutions_and_their_backward_are_launched(case: str, channels_last: 
     torch.testing.assert_close(grad_weight.cpu(), expected_grads[1])
 
 
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_and_its_backward_are_launched(training: bool, channels_last: bool) -> None:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 3, 5, 5, generator=g)
+    if channels_last:
+        x = x.to(memory_format=torch.channels_last)
+    weight, bias, grad = torch.randn(3, generator=g), torch.randn(3, generator=g), torch.randn(4, 3, 5, 5, generator=g)
+    running_mean, running_var = torch.randn(3, generator=g), torch.rand(3, generator=g) + 0.5
+    device = [t.to("foo") for t in (x, weight, bias, running_mean, running_var, grad)]
+
+    def step(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, rm: torch.Tensor, rv: torch.Tensor,
+             go: torch.Tensor) -> list[torch.Tensor]:
+        out, save_mean, save_invstd = torch.ops.aten.native_batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5)
+        grads = torch.ops.aten.native_batch_norm_backward(
+            go, x, w, rm, rv, save_mean, save_invstd, training, 1e-5, [True, True, True]
+        )
+        return [out, save_mean, save_invstd, *grads, rm, rv]  # the running stats are updated in place
+
+    expected = step(x, weight, bias, running_mean, running_var, grad)
+    s = foo.Stream()
+    with paused(s), foo.stream(s):
+        got = step(*device)
+        assert not s.query()  # returned before running
+    layout = torch.channels_last if channels_last else torch.contiguous_format
+    assert got[0].is_contiguous(memory_format=layout) and expected[0].is_contiguous(memory_format=layout)
+    for value, want in zip(got, expected, strict=True):
+        torch.testing.assert_close(value.cpu(), want)
+
+
+def test_layer_norm_and_its_backward_are_launched() -> None:
+    g = torch.Generator().manual_seed(0)
+    x, grad = torch.randn(3, 4, 8, generator=g), torch.randn(3, 4, 8, generator=g)
+    weight, bias = torch.randn(8, generator=g), torch.randn(8, generator=g)
+    out, mean, rstd = torch.ops.aten.native_layer_norm(x, [8], weight, bias, 1e-5)
+    grads = torch.ops.aten.native_layer_norm_backward(grad, x, [8], mean, rstd, weight, bias, [True, True, True])
+    expected = [out, mean, rstd, *grads]
+    xd, gd, wd, bd = (t.to("foo") for t in (x, grad, weight, bias))
+    s = foo.Stream()
+    with paused(s), foo.stream(s):
+        out_d, mean_d, rstd_d = torch.ops.aten.native_layer_norm(xd, [8], wd, bd, 1e-5)
+        grads_d = torch.ops.aten.native_layer_norm_backward(gd, xd, [8], mean_d, rstd_d, wd, bd, [True, False, True])
+        assert not s.query()  # returned before running
+    assert grads_d[1] is None  # only what output_mask asks for
+    got = [out_d, mean_d, rstd_d, grads_d[0], expected[4], grads_d[2]]
+    for value, want in zip(got, expected, strict=True):
+        torch.testing.assert_close(value.cpu(), want)
+
+
 def test_a_convolution_with_unexpanded_arguments_runs_inline_as_on_the_cpu() -> None:
     # A direct call of the backend's op: ATen's entry points expand the arguments first; the
     # runtime does not size a result from anything else, so the CPU kernel decides, at the call.
