@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 53 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
+// Registers 56 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_adaptive_avg_pool2d.h"
 #include "native/_foreach_addcdiv.h"
@@ -26,6 +26,7 @@
 #include "native/empty.h"
 #include "native/empty_strided.h"
 #include "native/fill.h"
+#include "native/gelu.h"
 #include "native/gt.h"
 #include "native/hardsigmoid.h"
 #include "native/hardtanh_backward.h"
@@ -46,6 +47,7 @@
 #include "native/set.h"
 #include "native/sigmoid.h"
 #include "native/sigmoid_backward.h"
+#include "native/silu.h"
 #include "native/sin.h"
 #include "native/tanh.h"
 #include "native/triu.h"
@@ -110,6 +112,14 @@ void wrapper__fused_sgd__tensor_lr(at::TensorList self, at::TensorList grads, at
 at::Tensor & wrapper__index_put_impl_(at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, const at::Tensor & values, bool accumulate, bool unsafe) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_index_put_impl_(self, indices, values, accumulate, unsafe);
+}
+
+at::Tensor wrapper__log_softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_log_softmax_backward_data", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, output, "aten::_log_softmax_backward_data", "output");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
+  return foo::_log_softmax_backward_data(grad_output, output, dim, input_dtype);
 }
 
 at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & out) {
@@ -193,6 +203,11 @@ at::Tensor wrapper_empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef s
 at::Tensor & wrapper_fill__Scalar(at::Tensor & self, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::fill_(self, value);
+}
+
+at::Tensor wrapper_gelu(const at::Tensor & self, c10::string_view approximate) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::gelu(self, approximate);
 }
 
 at::Tensor & wrapper_gt_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
@@ -349,6 +364,13 @@ at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output,
   return foo::sigmoid_backward_out(grad_output, output, grad_input);
 }
 
+at::Tensor wrapper_silu(const at::Tensor & self) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::silu", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::silu(self);
+}
+
 at::Tensor & wrapper_sin_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::sin_(self);
@@ -387,6 +409,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adamw_", TORCH_FN(wrapper__fused_adamw_));
   m.impl("_fused_sgd_.tensor_lr", TORCH_FN(wrapper__fused_sgd__tensor_lr));
   m.impl("_index_put_impl_", TORCH_FN(wrapper__index_put_impl_));
+  m.impl("_log_softmax_backward_data", TORCH_FN(wrapper__log_softmax_backward_data));
   m.impl("_log_softmax_backward_data.out", TORCH_FN(wrapper__log_softmax_backward_data_out));
   m.impl("_native_batch_norm_legit", TORCH_FN(wrapper__native_batch_norm_legit));
   m.impl("abs.out", TORCH_FN(wrapper_abs_out));
@@ -401,6 +424,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(wrapper_empty_memory_format));
   m.impl("empty_strided", TORCH_FN(wrapper_empty_strided));
   m.impl("fill_.Scalar", TORCH_FN(wrapper_fill__Scalar));
+  m.impl("gelu", TORCH_FN(wrapper_gelu));
   m.impl("gt.Tensor_out", TORCH_FN(wrapper_gt_Tensor_out));
   m.impl("hardsigmoid.out", TORCH_FN(wrapper_hardsigmoid_out));
   m.impl("hardtanh_backward.grad_input", TORCH_FN(wrapper_hardtanh_backward_grad_input));
@@ -427,6 +451,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sigmoid", TORCH_FN(wrapper_sigmoid));
   m.impl("sigmoid.out", TORCH_FN(wrapper_sigmoid_out));
   m.impl("sigmoid_backward.grad_input", TORCH_FN(wrapper_sigmoid_backward_grad_input));
+  m.impl("silu", TORCH_FN(wrapper_silu));
   m.impl("sin_", TORCH_FN(wrapper_sin_));
   m.impl("tanh_", TORCH_FN(wrapper_tanh_));
   m.impl("triu.out", TORCH_FN(wrapper_triu_out));

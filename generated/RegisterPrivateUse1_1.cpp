@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 52 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 55 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_adaptive_avg_pool2d_backward.h"
 #include "native/_copy_from_and_resize.h"
@@ -11,9 +11,11 @@
 #include "native/_foreach_norm.h"
 #include "native/_fused_adam.h"
 #include "native/_fused_sgd.h"
+#include "native/_log_softmax.h"
 #include "native/_native_batch_norm_legit.h"
 #include "native/_scaled_dot_product_flash_attention_for_cpu.h"
 #include "native/_scaled_dot_product_flash_attention_for_cpu_backward.h"
+#include "native/_softmax.h"
 #include "native/_softmax_backward_data.h"
 #include "native/abs.h"
 #include "native/addcdiv.h"
@@ -25,6 +27,7 @@
 #include "native/exp.h"
 #include "native/gather.h"
 #include "native/ge.h"
+#include "native/gelu_backward.h"
 #include "native/hardsigmoid_backward.h"
 #include "native/hardtanh.h"
 #include "native/hardtanh_backward.h"
@@ -103,6 +106,13 @@ void wrapper__fused_sgd_(at::TensorList self, at::TensorList grads, at::TensorLi
   return foo::_fused_sgd_(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
 }
 
+at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::_log_softmax", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_log_softmax(self, dim, half_to_float);
+}
+
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__native_batch_norm_legit_no_stats(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, bool training, double momentum, double eps) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, input, "aten::_native_batch_norm_legit.no_stats", "input");
@@ -124,6 +134,13 @@ void wrapper__fused_sgd_(at::TensorList self, at::TensorList grads, at::TensorLi
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__scaled_dot_product_flash_attention_for_cpu_backward(const at::Tensor & grad_out, const at::Tensor & query, const at::Tensor & key, const at::Tensor & value, const at::Tensor & out, const at::Tensor & logsumexp, double dropout_p, bool is_causal, const ::std::optional<at::Tensor> & attn_mask, ::std::optional<double> scale) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
   return foo::_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+}
+
+at::Tensor wrapper__softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::_softmax", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::_softmax(self, dim, half_to_float);
 }
 
 at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & grad_input) {
@@ -197,6 +214,14 @@ at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::
 at::Tensor & wrapper_ge_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::ge_out(self, other, out);
+}
+
+at::Tensor wrapper_gelu_backward(const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::gelu_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::gelu_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::gelu_backward(grad_output, self, approximate);
 }
 
 at::Tensor & wrapper_hardsigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
@@ -407,9 +432,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_norm.Scalar", TORCH_FN(wrapper__foreach_norm_Scalar));
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(wrapper__fused_adam__tensor_lr));
   m.impl("_fused_sgd_", TORCH_FN(wrapper__fused_sgd_));
+  m.impl("_log_softmax", TORCH_FN(wrapper__log_softmax));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(wrapper__native_batch_norm_legit_no_stats));
   m.impl("_scaled_dot_product_flash_attention_for_cpu", TORCH_FN(wrapper__scaled_dot_product_flash_attention_for_cpu));
   m.impl("_scaled_dot_product_flash_attention_for_cpu_backward", TORCH_FN(wrapper__scaled_dot_product_flash_attention_for_cpu_backward));
+  m.impl("_softmax", TORCH_FN(wrapper__softmax));
   m.impl("_softmax_backward_data.out", TORCH_FN(wrapper__softmax_backward_data_out));
   m.impl("abs", TORCH_FN(wrapper_abs));
   m.impl("addcdiv", TORCH_FN(wrapper_addcdiv));
@@ -421,6 +448,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("exp", TORCH_FN(wrapper_exp));
   m.impl("gather.out", TORCH_FN(wrapper_gather_out));
   m.impl("ge.Scalar_out", TORCH_FN(wrapper_ge_Scalar_out));
+  m.impl("gelu_backward", TORCH_FN(wrapper_gelu_backward));
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(wrapper_hardsigmoid_backward_grad_input));
   m.impl("hardtanh_", TORCH_FN(wrapper_hardtanh_));
   m.impl("hardtanh_backward", TORCH_FN(wrapper_hardtanh_backward));

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 56 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 58 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_efficientzerotensor.h"
 #include "native/_foreach_add.h"
@@ -14,6 +14,7 @@
 #include "native/_fused_adamw.h"
 #include "native/_local_scalar_dense.h"
 #include "native/_softmax.h"
+#include "native/_softmax_backward_data.h"
 #include "native/abs.h"
 #include "native/add.h"
 #include "native/addcmul.h"
@@ -125,6 +126,14 @@ at::Tensor & wrapper__softmax_out(const at::Tensor & self, int64_t dim, bool hal
   c10::impl::check_and_update_common_device(common_device, self, "aten::_softmax.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::_softmax_out(self, dim, half_to_float, out);
+}
+
+at::Tensor wrapper__softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_softmax_backward_data", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, output, "aten::_softmax_backward_data", "output");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
+  return foo::_softmax_backward_data(grad_output, output, dim, input_dtype);
 }
 
 at::Tensor & wrapper_abs_(at::Tensor & self) {
@@ -389,6 +398,14 @@ at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, co
   return foo::tanh_backward_out(grad_output, output, grad_input);
 }
 
+at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & threshold) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::threshold_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::threshold_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::threshold_backward(grad_output, self, threshold);
+}
+
 at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & threshold, at::Tensor & grad_input) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, grad_input, "aten::threshold_backward.grad_input", "grad_input");
@@ -427,6 +444,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adamw_.tensor_lr", TORCH_FN(wrapper__fused_adamw__tensor_lr));
   m.impl("_local_scalar_dense", TORCH_FN(wrapper__local_scalar_dense));
   m.impl("_softmax.out", TORCH_FN(wrapper__softmax_out));
+  m.impl("_softmax_backward_data", TORCH_FN(wrapper__softmax_backward_data));
   m.impl("abs_", TORCH_FN(wrapper_abs_));
   m.impl("add_.Tensor", TORCH_FN(wrapper_add__Tensor));
   m.impl("addcmul", TORCH_FN(wrapper_addcmul));
@@ -469,6 +487,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.Tensor", TORCH_FN(wrapper_sub_Tensor));
   m.impl("sub.out", TORCH_FN(wrapper_sub_out));
   m.impl("tanh_backward.grad_input", TORCH_FN(wrapper_tanh_backward_grad_input));
+  m.impl("threshold_backward", TORCH_FN(wrapper_threshold_backward));
   m.impl("threshold_backward.grad_input", TORCH_FN(wrapper_threshold_backward_grad_input));
   m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(wrapper_upsample_bilinear2d_backward_grad_input));
   m.impl("view_as_real", TORCH_FN(wrapper_view_as_real));

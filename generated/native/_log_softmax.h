@@ -18,6 +18,7 @@
 
 namespace foo {
 
+at::Tensor _log_softmax(const at::Tensor & self, int64_t dim, bool half_to_float);
 at::Tensor & _log_softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out);
 
 }  // namespace foo

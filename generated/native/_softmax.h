@@ -18,6 +18,7 @@
 
 namespace foo {
 
+at::Tensor _softmax(const at::Tensor & self, int64_t dim, bool half_to_float);
 at::Tensor & _softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out);
 
 }  // namespace foo

@@ -18,6 +18,7 @@
 
 namespace foo {
 
+at::Tensor gelu(const at::Tensor & self, c10::string_view approximate);
 at::Tensor & gelu_out(const at::Tensor & self, c10::string_view approximate, at::Tensor & out);
 
 }  // namespace foo

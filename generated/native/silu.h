@@ -18,6 +18,7 @@
 
 namespace foo {
 
+at::Tensor silu(const at::Tensor & self);
 at::Tensor & silu_out(const at::Tensor & self, at::Tensor & out);
 
 }  // namespace foo

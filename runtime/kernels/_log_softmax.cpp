@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/_log_softmax_cpu_dispatch.h>
+#include <ATen/ops/_log_softmax_native.h>
+#include <ATen/ops/empty.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,18 @@ at::Tensor & _log_softmax_out(const at::Tensor & self, int64_t dim, bool half_to
   rt::OutputView o = call.output(out);
   at::cpu::_log_softmax_out(o.host(), call.input(self, "self"), dim, half_to_float);
   return o.commit();
+}
+
+at::Tensor _log_softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_log_softmax_cpu_out> op({self});
+  if (op.native()) {
+    op.meta(op.input(0), dim, half_to_float);
+    return op.launch("_log_softmax", [dim, half_to_float](auto& op) { op.impl(op.input(0), dim, half_to_float, op.output()); });
+  }
+  // Other operands (a CPU tensor, another device or layout): the out= kernel raises PyTorch's error.
+  at::Tensor result = at::empty({0}, self.options().dtype(half_to_float ? at::kFloat : self.scalar_type()));
+  return _log_softmax_out(self, dim, half_to_float, result);
 }
 
 }  // namespace foo

@@ -6,6 +6,8 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/silu_cpu_dispatch.h>
+#include <ATen/ops/silu_native.h>
+#include <ATen/ops/empty.h>
 #include "kernel_support.h"
 
 namespace foo {
@@ -16,6 +18,18 @@ at::Tensor & silu_out(const at::Tensor & self, at::Tensor & out) {
   rt::OutputView o = call.output(out);
   at::cpu::silu_out(o.host(), call.input(self, "self"));
   return o.commit();
+}
+
+at::Tensor silu(const at::Tensor & self) {
+  namespace rt = scaffold::runtime;
+  rt::StructuredFunctional<at::native::structured_silu_out> op({self});
+  if (op.native()) {
+    op.meta(op.input(0));
+    return op.launch("silu", [](auto& op) { op.impl(op.input(0), op.output()); });
+  }
+  // Other operands (a CPU tensor, another device or layout): the out= kernel raises PyTorch's error.
+  at::Tensor result = at::empty({0}, self.options());
+  return silu_out(self, result);
 }
 
 }  // namespace foo

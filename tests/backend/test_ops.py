@@ -915,7 +915,7 @@ def _sigmoid() -> None:
     _activation_suite("sigmoid", torch.sigmoid)
 
 
-@op_test("gelu.out")
+@op_test("gelu.out", "gelu")
 def _gelu() -> None:
     for approximate in ("none", "tanh"):
         for dtype in FLOATS:
@@ -931,7 +931,7 @@ def _gelu() -> None:
         F.gelu(torch.ones(2, device=DEVICE), approximate="bogus")
 
 
-@op_test("silu.out")
+@op_test("silu.out", "silu")
 def _silu() -> None:
     for dtype in FLOATS:
         for shape in SHAPES:
@@ -949,7 +949,7 @@ def _grad_of(fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tens
     return grad
 
 
-@op_test("threshold_backward.grad_input")
+@op_test("threshold_backward.grad_input", "threshold_backward")
 def _threshold_backward() -> None:
     for dtype in FLOATS:
         g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
@@ -976,7 +976,7 @@ def _tanh_backward() -> None:
         check_out(lambda g, y, out: torch.ops.aten.tanh_backward.grad_input(g, y, grad_input=out), g, y)
 
 
-@op_test("gelu_backward.grad_input")
+@op_test("gelu_backward.grad_input", "gelu_backward")
 def _gelu_backward() -> None:
     for approximate in ("none", "tanh"):
         for dtype in FLOATS:
@@ -1149,7 +1149,7 @@ def _convolution_backward_overrideable() -> None:
 # ---- Softmax and losses -------------------------------------------------------------------------
 
 
-@op_test("_softmax.out", "_log_softmax.out")
+@op_test("_softmax.out", "_softmax", "_log_softmax.out", "_log_softmax")
 def _softmax() -> None:
     for fn in (torch.softmax, torch.log_softmax):
         for dtype in FLOATS:
@@ -1160,7 +1160,12 @@ def _softmax() -> None:
     check_out(lambda t, out: torch.ops.aten._log_softmax.out(t, 1, False, out=out), rand((3, 4)))
 
 
-@op_test("_softmax_backward_data.out", "_log_softmax_backward_data.out")
+@op_test(
+    "_softmax_backward_data.out",
+    "_softmax_backward_data",
+    "_log_softmax_backward_data.out",
+    "_log_softmax_backward_data",
+)
 def _softmax_backward() -> None:
     for fn, op in (
         (torch.softmax, torch.ops.aten._softmax_backward_data),
