@@ -76,6 +76,19 @@ def test_a_compiled_graph_runs_its_aten_kernels_inline_and_only_inside() -> None
         assert not s.query()  # after the graph, launches are queued again
 
 
+def test_cached_compiled_graphs_are_keyed_on_the_wrapper_code() -> None:
+    """A graph cached by another version of the backend is not loaded: its wrapper code may call
+    helpers this version lacks (Inductor's FX graph cache outlives the process)."""
+    import torch_foo._inductor as device_inductor
+    from torch._inductor.codegen.common import custom_backend_passes
+    from torch._inductor.custom_graph_pass import get_hash_for_files
+
+    torch.compile(lambda t: t + 1)(torch.ones(2, device=DEVICE))  # registers the device
+    # The cache key holds every custom backend pass's uuid (codecache.FxGraphHashDetails).
+    uuids = {custom_pass.uuid() for custom_pass in custom_backend_passes.values() if custom_pass is not None}
+    assert get_hash_for_files((device_inductor.__file__,)) in uuids
+
+
 def test_small_cnn_under_inductor_equals_eager() -> None:
     torch.manual_seed(0)
     model = nn.Sequential(

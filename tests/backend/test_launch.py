@@ -407,7 +407,9 @@ def test_an_inline_launch_waits_for_the_work_queued_before_it() -> None:
         thread, result = blocked_call(product)
         assert_still_waiting(thread)
     thread.join()
-    torch.testing.assert_close(result[0].cpu(), (2 * a) @ b)  # type: ignore[union-attr]
+    (product_on_device,) = result
+    assert isinstance(product_on_device, torch.Tensor)
+    torch.testing.assert_close(product_on_device.cpu(), (2 * a) @ b)
 
 
 def test_inline_launches_on_a_paused_stream_are_queued_in_order() -> None:

@@ -71,7 +71,31 @@ def register(device_name: str) -> None:
             classes["CppWrapperCodegen"],
             classes["WrapperFxCodegen"],
         )
+        _key_cached_graphs_on_this_module(device_name)
         _registered.add(device_name)
+
+
+def _key_cached_graphs_on_this_module(device_name: str) -> None:
+    """Inductor's FX graph cache keeps compiled graphs, this module's wrapper code included, across
+    processes, keyed on torch and the graph but not on this module: after an upgrade or a downgrade
+    of the backend, a cached graph would call into wrapper helpers another version has or lacks.
+    The key covers every custom backend pass's uuid, so a pass that is never applied -- it sits
+    under a name that is no device's -- adds a hash of this file to it. (Inductor's own
+    registration of the device, which calls register() above, resets the device's own entry.)"""
+    try:
+        from torch._inductor.codegen.common import custom_backend_passes
+        from torch._inductor.custom_graph_pass import CustomGraphModulePass, get_hash_for_files
+    except ImportError:
+        return  # a torch without custom backend passes, whose key has no place for it
+
+    class WrapperCodeVersion(CustomGraphModulePass):
+        def __call__(self, gm: torch.fx.GraphModule) -> None:
+            return None
+
+        def uuid(self) -> bytes:
+            return get_hash_for_files((__file__,))
+
+    custom_backend_passes[f"{device_name} wrapper code"] = WrapperCodeVersion()
 
 
 def compile_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
