@@ -380,6 +380,15 @@ inline void stamp(Work& work) {
   }
 }
 
+// A kernel launch: fn(user_data) as stream work.
+inline Work host_function(void (*fn)(void*), void* user_data) {
+  Work work;
+  work.kind = WorkKind::HostFunction;
+  work.fn = fn;
+  work.dst = user_data;
+  return work;
+}
+
 // Runs `work` on `stream` (null: current device's default) after the work
 // enqueued before it; inline when launch blocking.
 drvError_t enqueue(drvStream_t stream, Work&& work) {
@@ -494,21 +503,14 @@ drvError_t drvLaunchHostFunc(drvStream_t stream, void (*fn)(void*), void* user_d
   if (fn == nullptr) {
     return fail(drvErrorInvalidValue, "drvLaunchHostFunc: null function");
   }
-  Work work;
-  work.kind = WorkKind::HostFunction;
-  work.fn = fn;
-  work.dst = user_data;
-  return enqueue(stream, std::move(work));
+  return enqueue(stream, host_function(fn, user_data));
 }
 
 drvError_t drvLaunchHostFuncInline(drvStream_t stream, void (*fn)(void*), void* user_data) {
   if (fn == nullptr) {
     return fail(drvErrorInvalidValue, "drvLaunchHostFuncInline: null function");
   }
-  Work work;
-  work.kind = WorkKind::HostFunction;
-  work.fn = fn;
-  work.dst = user_data;
+  Work work = host_function(fn, user_data);
   if (config().launch_blocking) {
     return enqueue(stream, std::move(work)); // runs it here already
   }

@@ -25,8 +25,8 @@
 #include <c10/util/Exception.h>
 
 #include "functional_operands.h"
+#include "host_kernel_launch.h"
 #include "kernel_support.h"
-#include "launch.h"
 #include "memory_access.h"
 
 namespace scaffold::runtime {
@@ -148,36 +148,22 @@ std::optional<Gradients> launch_convolution_backward(
       grad_output.scalar_type() != input.scalar_type()) {
     return std::nullopt;
   }
-  FunctionalOperands operands({grad_output, input, weight});
-  if (!operands.native()) {
+  HostKernelLaunch launch({grad_output, input, weight});
+  if (!launch.native()) {
     return std::nullopt;
   }
-  const c10::Device device = operands.device();
   // Contiguous, as the forward result.
-  const auto gradient = [&](bool wanted, at::IntArrayRef gradient_sizes) {
-    return wanted ? allocate(gradient_sizes, input.scalar_type(), device) : at::Tensor();
-  };
   const std::array<int64_t, 1> bias_sizes{out_channels};
   Gradients gradients{
-      gradient(output_mask[0], input.sizes()), gradient(output_mask[1], weight.sizes()),
-      gradient(output_mask[2], bias_sizes)};
-  const auto view_for_launch = [](const at::Tensor& t) { return t.defined() ? launch_host_view(t) : at::Tensor(); };
-  std::array<at::Tensor, 3> views{
-      view_for_launch(std::get<0>(gradients)), view_for_launch(std::get<1>(gradients)),
-      view_for_launch(std::get<2>(gradients))};
-  launch(device.index(), "convolution_backward_overrideable",
-         [op = std::move(operands), views = std::move(views), p = std::move(params), out_channels, output_mask]() {
-           const std::array<int64_t, 1> bias_sizes{out_channels};
-           const auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
-               op.input(0), op.input(1), op.input(2), at::IntArrayRef(bias_sizes), p.stride, p.padding,
-               p.dilation, p.transposed, p.output_padding, p.groups, output_mask);
-           const std::array<const at::Tensor*, 3> computed{&grad_input, &grad_weight, &grad_bias};
-           for (size_t i = 0; i < views.size(); ++i) {
-             if (views[i].defined()) {
-               views[i].copy_(*computed[i]);
-             }
-           }
-         });
+      launch.result(input.sizes(), input.scalar_type(), at::MemoryFormat::Contiguous, output_mask[0]),
+      launch.result(weight.sizes(), input.scalar_type(), at::MemoryFormat::Contiguous, output_mask[1]),
+      launch.result(bias_sizes, input.scalar_type(), at::MemoryFormat::Contiguous, output_mask[2])};
+  launch.run("convolution_backward_overrideable",
+             [p = std::move(params), bias_sizes, output_mask](const HostViews& in) {
+               return at::convolution_backward(
+                   in[0], in[1], in[2], at::IntArrayRef(bias_sizes), p.stride, p.padding, p.dilation,
+                   p.transposed, p.output_padding, p.groups, output_mask);
+             });
   return gradients;
 }
 

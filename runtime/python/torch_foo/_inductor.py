@@ -88,12 +88,14 @@ def _key_cached_graphs_on_this_module(device_name: str) -> None:
     except ImportError:
         return  # a torch without custom backend passes, whose key has no place for it
 
+    version = get_hash_for_files((__file__,))  # read once: the key is computed at every compile
+
     class WrapperCodeVersion(CustomGraphModulePass):
         def __call__(self, gm: torch.fx.GraphModule) -> None:
             return None
 
         def uuid(self) -> bytes:
-            return get_hash_for_files((__file__,))
+            return version
 
     custom_backend_passes[f"{device_name} wrapper code"] = WrapperCodeVersion()
 
