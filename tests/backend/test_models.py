@@ -98,6 +98,14 @@ def test_a_gradient_wrong_on_the_device_only_is_a_failure_naming_the_parameter()
     assert result.stages["eager"].detail.startswith("grad of embedding.weight: differs by")
 
 
+def test_a_gradient_wrong_on_the_device_only_fails_the_compiled_amp_step_too() -> None:
+    # The AMP step is held to the CPU's AMP error, eager or compiled: that slack must not hide
+    # a device that is wrong by 30 %.
+    result = run_model(_spec(WrongGradientOnTheDevice), DEVICE, ("amp-train",))
+    assert result.stages["amp-train"].status == "fail", result.stages["amp-train"].detail
+    assert result.stages["amp-train"].detail.startswith("compiled AMP step: update of embedding.weight: ")
+
+
 def test_a_missing_library_is_a_skip_that_says_so(tmp_path: Path) -> None:
     def never_built() -> Workload:
         raise AssertionError("a model whose library is missing is never built")
