@@ -119,15 +119,6 @@ drvError_t drvMemsetAsync(void* device_ptr, int value, size_t size, drvStream_t 
 /* Enqueues fn(user_data) on `stream`: the launch of a kernel that the host
  * runs (the simulator's kernels are host functions). */
 drvError_t drvLaunchHostFunc(drvStream_t stream, void (*fn)(void*), void* user_data);
-/* Runs fn(user_data) on the calling thread, in `stream`'s order: after the
- * work enqueued there before the call, with no other work of the stream
- * running meanwhile (work enqueued during it waits), done when the call
- * returns. For a caller that would wait for the stream right after its
- * launch anyway (a compiled graph whose own kernels run on the host): it
- * saves the round trip to the stream's worker. drvErrorNotReady, nothing
- * run, while the stream is paused; a driver whose kernels are not host
- * functions returns drvErrorNotSupported. Callers then launch instead. */
-drvError_t drvLaunchHostFuncInline(drvStream_t stream, void (*fn)(void*), void* user_data);
 
 /* ---- Streams -------------------------------------------------------------- */
 /* Lower numbers are higher priority, as in CUDA: greatest <= least. */

@@ -156,9 +156,6 @@ struct drvStream_st {
   std::atomic<uint64_t> enqueued_hint{0}; // `enqueued`, for lock-free polling
   std::atomic<uint64_t> completed{0};
   std::atomic<bool> paused{false};
-  // A caller runs one piece of work itself (drvLaunchHostFuncInline): the
-  // worker leaves the queue alone until it is done.
-  bool inline_running = false;
   bool stopping = false;
   bool worker_sleeping = false; // notify work_ready only then
   std::atomic<int> sync_waiters{0}; // notify work_done only when someone sleeps on it
@@ -173,7 +170,7 @@ struct drvStream_st {
 
   // Called with `mutex` held.
   bool runnable() const {
-    return !queue.empty() && !inline_running && !paused.load(std::memory_order_relaxed);
+    return !queue.empty() && !paused.load(std::memory_order_relaxed);
   }
 
   void finished_one() {
@@ -231,42 +228,6 @@ struct drvStream_st {
       }
       batch.clear();
     }
-  }
-
-  // Runs `work` on the calling thread once the stream is idle, counted as
-  // the stream's next piece of work; false (nothing run) while paused.
-  bool run_inline(Work& work) {
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      for (;;) {
-        if (paused.load(std::memory_order_relaxed)) {
-          return false;
-        }
-        if (!inline_running && completed.load(std::memory_order_acquire) == enqueued) {
-          break;
-        }
-        lock.unlock();
-        synchronize();
-        lock.lock();
-      }
-      inline_running = true;
-      ++enqueued;
-      enqueued_hint.store(enqueued, std::memory_order_release);
-    }
-    const uint64_t ran = work.run_traced(this, device);
-    scaffold::driver::add_busy_time(device, ran);
-    work = Work();
-    finished_one();
-    bool wake = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      inline_running = false;
-      wake = worker_sleeping && runnable();
-    }
-    if (wake) {
-      work_ready.notify_one();
-    }
-    return true;
   }
 
   void synchronize() {
@@ -504,24 +465,6 @@ drvError_t drvLaunchHostFunc(drvStream_t stream, void (*fn)(void*), void* user_d
     return fail(drvErrorInvalidValue, "drvLaunchHostFunc: null function");
   }
   return enqueue(stream, host_function(fn, user_data));
-}
-
-drvError_t drvLaunchHostFuncInline(drvStream_t stream, void (*fn)(void*), void* user_data) {
-  if (fn == nullptr) {
-    return fail(drvErrorInvalidValue, "drvLaunchHostFuncInline: null function");
-  }
-  Work work = host_function(fn, user_data);
-  if (config().launch_blocking) {
-    return enqueue(stream, std::move(work)); // runs it here already
-  }
-  if (drvError_t status = check_not_forked(); status != drvSuccess) {
-    return status;
-  }
-  if (drvError_t status = resolve(&stream); status != drvSuccess) {
-    return status;
-  }
-  stamp(work);
-  return stream->run_inline(work) ? drvSuccess : drvErrorNotReady;
 }
 
 drvError_t drvDeviceGetStreamPriorityRange(int* least, int* greatest) {

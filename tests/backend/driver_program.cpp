@@ -32,19 +32,6 @@ void keep_records(const drvActivityRecord* records, size_t count, void* user_dat
   kept->insert(kept->end(), records, records + count);
 }
 
-// Run inline: what it saw of the stream's earlier work, and where it ran.
-struct InlineProbe {
-  const float* watched = nullptr;
-  float seen = 0;
-  std::thread::id ran_on;
-};
-
-void probe_kernel(void* user_data) {
-  auto* probe = static_cast<InlineProbe*>(user_data);
-  probe->seen = probe->watched[3];
-  probe->ran_on = std::this_thread::get_id();
-}
-
 const char* kind_name(drvActivityKind kind) {
   return kind == drvActivityKernel ? "kernel" : kind == drvActivityMemcpy ? "memcpy" : "memset";
 }
@@ -73,14 +60,7 @@ int main() {
   std::printf("paused: producer %s, event %s, consumer %s, back[3] %g\n",
               drvGetErrorName(drvStreamQuery(producer)), drvGetErrorName(drvEventQuery(written)),
               drvGetErrorName(drvStreamQuery(consumer)), back[3]);
-  InlineProbe probe{back};
-  const drvError_t inline_paused = drvLaunchHostFuncInline(producer, &probe_kernel, &probe);
   CHECK(drvTestingPauseStream(producer, 0));
-  // Runs on this thread once the consumer's queued copy (behind the producer) has.
-  CHECK(drvLaunchHostFuncInline(consumer, &probe_kernel, &probe));
-  std::printf("inline: paused %s, after the queued copy %g, on the caller %d, consumer %s\n",
-              drvGetErrorName(inline_paused), probe.seen, probe.ran_on == std::this_thread::get_id(),
-              drvGetErrorName(drvStreamQuery(consumer)));
   CHECK(drvStreamSynchronize(consumer));
   std::printf("resumed: back[3] %g\n", back[3]);
   CHECK(drvMemset(device, 0, sizeof host));

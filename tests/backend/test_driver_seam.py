@@ -110,7 +110,6 @@ def test_simulated_driver_alone(tmp_path: Path) -> None:
     assert ran.stdout.splitlines() == [
         "devices 2",
         "paused: producer drvErrorNotReady, event drvErrorNotReady, consumer drvErrorNotReady, back[3] 0",
-        "inline: paused drvErrorNotReady, after the queued copy 4, on the caller 1, consumer drvSuccess",
         "resumed: back[3] 4",
         "memset: back[3] 0",
         "large: copy 1, overlapping 1, set 1, two streams 1",

@@ -1,5 +1,5 @@
-"""torch.compile with Inductor on the foo device: Inductor's C++ kernels run on device memory
-(through host views, memory protection on) and give eager's results.
+"""torch.compile with Inductor on the foo device: Inductor's C++ kernels are launched on the device's
+stream, reach its memory through the host mapping (memory protection on) and give eager's results.
 
 Each test compiles once (Inductor compiles C++: tens of seconds on a busy machine), so the models
 are tiny and the tests marked slow.
@@ -54,26 +54,59 @@ def test_inductor_generates_cpp_kernels_for_the_device() -> None:
     b = torch.randn(4, 6, device=DEVICE)
     got, (source, *_) = run_and_get_code(torch.compile(fn, fullgraph=True), a, b)
     torch.testing.assert_close(got.cpu(), fn(a.cpu(), b.cpu()))
-    # A fused C++ kernel reached the device tensors through host views, not a fallback to aten.
+    # A fused C++ kernel reached the device tensors (launched on the stream), not a fallback to aten.
     assert "cpp_fused" in source
-    assert "_host_view(arg0_1)" in source
+    assert "[arg0_1, arg1_1, buf0]" in source
 
 
-def test_a_compiled_graph_runs_its_aten_kernels_inline_and_only_inside() -> None:
+def test_a_compiled_graph_is_launched_on_the_stream() -> None:
+    """Its C++ kernels and its ATen kernels alike are queued on the current stream: the graph
+    returns while the stream is paused, and its results come out once the stream runs."""
     from torch._inductor.utils import run_and_get_code
 
     def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return (a @ b).relu() + 1  # an ATen kernel (mm), then a C++ one
+        return ((a @ b).relu() + 1).sum(dim=0)  # an ATen kernel (mm), then a C++ one
 
     a = torch.randn(8, 8, device=DEVICE)
     b = torch.randn(8, 8, device=DEVICE)
-    got, (source, *_) = run_and_get_code(torch.compile(fn, fullgraph=True), a, b)
-    torch.testing.assert_close(got.cpu(), fn(a.cpu(), b.cpu()))
-    assert "with _launches_inline():" in source
+    compiled = torch.compile(fn, fullgraph=True)
+    _, (source, *_) = run_and_get_code(compiled, a, b)  # compiles: nothing paused meanwhile
+    assert "_launch_kernel('cpp_fused_" in source and "_host_view(" not in source
     s = foo.Stream()
     with paused(s), foo.stream(s):
-        a @ b
-        assert not s.query()  # after the graph, launches are queued again
+        a.mul_(2)  # queued before the graph, which must read it
+        got = compiled(a, b)
+        assert not s.query()
+    torch.testing.assert_close(got.cpu(), fn(a.cpu(), b.cpu()))
+
+
+def test_kernels_of_dynamic_shapes_are_launched_with_their_sizes() -> None:
+    from torch._inductor.utils import run_and_get_code
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        padded = torch.nn.functional.pad(x.sin(), (1, 2))
+        return padded.softmax(dim=-1) * x.size(-1) + padded.sum(dim=0)
+
+    compiled = torch.compile(fn, dynamic=True, fullgraph=True)
+    _, (source, *_) = run_and_get_code(compiled, torch.randn(3, 5, device=DEVICE))
+    assert "_launch_kernel('cpp_fused_" in source and ", [s" in source  # a size among the integers
+    for shape in ((3, 5), (4, 9), (1, 17)):
+        x = torch.randn(shape)
+        torch.testing.assert_close(compiled(x.to(DEVICE)).cpu(), fn(x))
+
+
+def test_python_floats_and_cpu_scalars_reach_launched_kernels_by_value() -> None:
+    """Dynamo passes an unspecialized float, and Inductor a CPU scalar tensor, to the device's kernel
+    as a 0-dim CPU tensor: the launch reads its value then."""
+
+    def fn(x: torch.Tensor, a: float, scale: torch.Tensor) -> torch.Tensor:
+        return (x * a).sin() * scale + a
+
+    x, scale = torch.randn(6), torch.tensor(3.0)
+    with torch._dynamo.config.patch(specialize_float=False):
+        compiled = torch.compile(fn, dynamic=True, fullgraph=True)
+        for a in (0.5, 1.5):
+            torch.testing.assert_close(compiled(x.to(DEVICE), a, scale).cpu(), fn(x, a, scale))
 
 
 def test_cached_compiled_graphs_are_keyed_on_the_wrapper_code() -> None:

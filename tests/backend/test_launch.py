@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
 
 import pytest
@@ -376,75 +375,88 @@ def test_an_error_in_a_launched_kernel_surfaces_at_the_next_synchronisation() ->
         assert (x + 1).sum().item() == 36
 
 
-def test_inline_launches_run_kernels_at_the_call_and_raise_there() -> None:
-    x = torch.arange(8, dtype=torch.float32, device="foo")
-    bad_index = torch.tensor([0, 99], device="foo")
+# A compiled kernel is an `extern "C"` entry point of a loaded shared object taking pointers and
+# 64-bit integers: libc's memset(pointer, byte, count) is one (runtime/csrc/streams/compiled_kernel_launch.h).
+load_compiled_kernel = torch.ops.scaffold_runtime.load_compiled_kernel.default
+launch_compiled_kernel = torch.ops.scaffold_runtime.launch_compiled_kernel.default
+
+
+def test_a_compiled_kernel_is_launched_on_the_stream_with_its_arguments_in_order() -> None:
+    memset = load_compiled_kernel("libc.so.6", "memset", "memset")
+    assert memset >= 0
+    x = torch.zeros(4, 6, dtype=torch.uint8, device="foo")
+    column = x[:, 2]  # a view: the kernel gets its data pointer, offset included
     s = foo.Stream()
-    with foo.stream(s), foo._launches_inline():
-        y = x @ x.reshape(8, 1)
-        assert s.query()  # it ran before the call returned
-        with pytest.raises(IndexError, match=r"(?s)index out of range in self.*index_select.*inline launches"):
-            torch.index_select(x, 0, bad_index)
-    s.synchronize()  # raised at the call, so not kept for the stream's next synchronisation
-    assert y.item() == 140.0
+    with paused(s), foo.stream(s):
+        x.add_(1)  # queued before the kernel, which must run after it
+        launch_compiled_kernel(memset, 0b001, [x[1]], [7, 3])  # memset(&x[1][0], 7, 3)
+        assert not s.query()
+    expected = torch.ones(4, 6, dtype=torch.uint8)
+    expected[1, :3] = 7
+    assert torch.equal(x.cpu(), expected)
+    with foo.stream(s):
+        launch_compiled_kernel(memset, 0b1, [column], [9, 1])
+        assert column.cpu().tolist() == [9, 7, 1, 1]  # x[0][2], then x[1][2] from the first launch
 
 
-def test_an_inline_launch_waits_for_the_work_queued_before_it() -> None:
-    a, b = matrices(16)
-    x, y = a.to("foo"), b.to("foo")
+def test_a_cpu_scalar_argument_is_read_by_its_value_at_the_launch() -> None:
+    """Dynamo passes a Python float to a compiled kernel as a 0-dim CPU tensor: as in a CUDA kernel's
+    arguments, the value at the launch counts, not the host memory when the kernel runs."""
+    memcpy = load_compiled_kernel("libc.so.6", "memcpy", "memcpy")
+    x = torch.zeros(2, dtype=torch.int32, device="foo")
+    scalar = torch.tensor(7, dtype=torch.int32)
+    s = foo.Stream()
+    with paused(s), foo.stream(s):
+        launch_compiled_kernel(memcpy, 0b011, [x, scalar], [4])  # memcpy(&x[0], &scalar, 4)
+        scalar.fill_(9)
+    assert x.cpu().tolist() == [7, 0]
+
+
+def test_a_compiled_kernel_launch_refuses_what_it_cannot_call() -> None:
+    memset = load_compiled_kernel("libc.so.6", "memset", "memset")
+    x = torch.zeros(8, dtype=torch.uint8, device="foo")
+    with pytest.raises(RuntimeError, match=r"memset: argument 1 is on cpu, the kernel's other tensors on foo:0"):
+        launch_compiled_kernel(memset, 0b011, [x, torch.zeros(8, dtype=torch.uint8)], [8])
+    with pytest.raises(RuntimeError, match=r"memset: tensor positions 6 do not fit 1 tensors and 2 integers"):
+        launch_compiled_kernel(memset, 0b110, [x], [0, 8])
+    with pytest.raises(RuntimeError, match=r"12345 is not a loaded kernel's handle"):
+        launch_compiled_kernel(12345, 0b1, [x], [])
+    # Never loads a library: only entry points of shared objects already loaded are found.
+    assert load_compiled_kernel("/nonexistent/kernel.so", "kernel", "k") == -1
+    assert load_compiled_kernel("libc.so.6", "no_such_symbol_anywhere", "k") == -1
+    assert x.cpu().eq(0).all()
+
+
+def test_a_kernel_without_an_entry_point_runs_inline_on_host_views() -> None:
+    """The wrapper's launch() calls a kernel it cannot launch (no shared object behind its binding) on
+    the calling thread, with host views that wait for the stream's earlier work."""
+    from torch_foo._compiled_kernels import launch
+
+    seen: list[tuple[str, list[float], int]] = []
+
+    def kernel(out: torch.Tensor, size: int, source: torch.Tensor) -> None:
+        seen.append((out.device.type, source.tolist(), size))
+        out.copy_(source * size)
+
+    source = torch.arange(3, dtype=torch.float32, device="foo")
+    out = torch.empty(3, device="foo")
     s, upstream = foo.Stream(), foo.Stream()
     with paused(upstream):
         with foo.stream(upstream):
-            x.mul_(2)  # queued on the paused stream
-            doubled = foo.Event()
-            doubled.record()
-        s.wait_event(doubled)  # s runs nothing more until upstream has
+            source.add_(1)
+            ready = foo.Event()
+            ready.record()
 
-        def product() -> torch.Tensor:
-            with foo.stream(s), foo._launches_inline():
-                return x @ y
+        def launch_on_s() -> None:
+            s.wait_event(ready)
+            with foo.stream(s):
+                launch("k", kernel, 0b101, [out, source], [2])
 
-        thread, result = blocked_call(product)
-        assert_still_waiting(thread)
+        thread, _ = blocked_call(launch_on_s)
+        assert_still_waiting(thread)  # the host view waits for source's update
     thread.join()
-    (product_on_device,) = result
-    assert isinstance(product_on_device, torch.Tensor)
-    torch.testing.assert_close(product_on_device.cpu(), (2 * a) @ b)
-
-
-def test_inline_launches_on_a_paused_stream_are_queued_in_order() -> None:
-    a, b = matrices(16)
-    x, y = a.to("foo"), b.to("foo")
-    s = foo.Stream()
-    with paused(s), foo.stream(s), foo._launches_inline():
-        product = x @ y
-        shifted = product + 1  # behind the product, which has not run
-        assert not s.query()
-    torch.testing.assert_close(shifted.cpu(), a @ b + 1)
-
-
-def test_work_launched_from_another_thread_waits_for_an_inline_launch() -> None:
-    """The inline kernel is the stream's work: another thread's launch on the same stream runs after
-    it, never beside it."""
-    n = 256
-    x = torch.ones(n, n, device="foo")
-    s = foo.Stream()
-    started = threading.Event()
-
-    def other_thread() -> None:
-        started.wait()
-        with foo.stream(s):
-            x.zero_()
-
-    thread = threading.Thread(target=other_thread)
-    thread.start()
-    with foo.stream(s), foo._launches_inline():
-        for _ in range(20):
-            started.set()
-            y = x @ x  # all ones: n everywhere; all zeros once the other thread's fill has run
-            total = y.sum().item()
-            assert total in (n * n * n, 0.0), total  # never a product of a half-zeroed x
-    thread.join()
+    assert seen == [("cpu", [1.0, 2.0, 3.0], 2)]
+    assert out.cpu().tolist() == [2.0, 4.0, 6.0]
 
 
 LAUNCH_BLOCKING = """

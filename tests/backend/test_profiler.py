@@ -135,6 +135,21 @@ def _training_step() -> Any:
     return step
 
 
+@pytest.mark.slow  # compiles C++
+def test_a_compiled_graphs_kernels_are_device_events_under_the_op_that_launched_them() -> None:
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda t: (t.sin() * 2).relu().sum(dim=1), fullgraph=True)
+    x = torch.randn(32, 32, device=DEVICE)
+    compiled(x)
+    foo.synchronize()
+    prof = _profile(lambda: compiled(x))
+    fused = [e for e in _device_events(prof) if e.name.startswith("foo_kernel::cpp_fused_")]
+    assert fused and all(e.time_range.elapsed_us() > 0 for e in fused)
+    launches = [e for e in prof.events() if e.name == "scaffold_runtime::launch_compiled_kernel"]
+    assert sorted(k.name for e in launches for k in e.kernels) == sorted(e.name for e in fused)
+    torch._dynamo.reset()
+
+
 def test_a_training_step_shows_every_kernel_and_the_device_time_adds_up(tmp_path: Path) -> None:
     """Every native kernel of the step is on the device timeline with device time, and the device
     time of the kernels the driver timed adds up to the time the driver's stream worker spent

@@ -22,7 +22,6 @@
 #include "allocator.h"
 #include "device.h"
 #include "generator.h"
-#include "launch_inline.h"
 #include "python_memory.h"
 #include "registration.h"
 #include "status.h"
@@ -183,15 +182,6 @@ PyObject* py_launch_blocking(PyObject*, PyObject*) {
     SCAFFOLD_DRIVER_CHECK(drvGetLaunchBlocking(&blocking));
     return PyBool_FromLong(blocking);
   });
-}
-
-// _set_launches_inline(enabled) -> the previous setting, for this thread.
-PyObject* py_set_launches_inline(PyObject*, PyObject* arg) {
-  const int enabled = PyObject_IsTrue(arg);
-  if (enabled < 0) {
-    return nullptr;
-  }
-  return PyBool_FromLong(set_launches_inline(enabled != 0));
 }
 
 // get_device_properties(index) -> (name, total_memory, major, minor, multiprocessors)
@@ -371,7 +361,6 @@ PyMethodDef methods[] = {
     {"synchronize", py_synchronize, METH_VARARGS, "synchronize(index=-1): wait for every stream of the device."},
     {"get_device_properties", py_get_device_properties, METH_VARARGS, "get_device_properties(index=-1) -> (name, total_memory, major, minor, multiprocessors)"},
     {"launch_blocking", py_launch_blocking, METH_NOARGS, "True when SCAFFOLD_LAUNCH_BLOCKING=1 (every stream runs synchronously)."},
-    {"_set_launches_inline", py_set_launches_inline, METH_O, "_set_launches_inline(enabled) -> bool: this thread's launches run at the call, in stream order; returns the previous setting."},
     {"_pause_stream_for_testing", py_pause_stream_for_testing, METH_VARARGS, "_pause_stream_for_testing(device, stream_id, paused): tests only."},
     {"manual_seed", py_manual_seed, METH_VARARGS, "manual_seed(index, seed)"},
     {"seed", py_seed, METH_VARARGS, "seed(index=-1) -> int: non-deterministic reseed."},

@@ -11,7 +11,6 @@
 
 #include "device.h"
 #include "launch_errors.h"
-#include "launch_inline.h"
 #include "memory_history.h"
 #include "profiler.h"
 #include "status.h"
@@ -90,23 +89,6 @@ void raise_at_launch(const BorrowedWork& borrowed, const char* why) {
           " and run at its launch: " + why + ")");
 }
 
-thread_local bool t_launches_inline = false;
-
-// Runs `work` on this thread in its stream's order; false when the driver
-// cannot now (a paused stream, a driver whose kernels are not host code).
-bool run_inline(LaunchedWork& work, drvStream_t stream) {
-  BorrowedWork borrowed{&work, nullptr};
-  const drvError_t status = drvLaunchHostFuncInline(stream, &run_borrowed, &borrowed);
-  if (status == drvErrorNotReady || status == drvErrorNotSupported) {
-    return false;
-  }
-  SCAFFOLD_DRIVER_CHECK(status);
-  if (C10_UNLIKELY(borrowed.error != nullptr)) {
-    raise_at_launch(borrowed, "inline launches, as in a compiled graph");
-  }
-  return true;
-}
-
 } // namespace
 
 namespace detail {
@@ -124,9 +106,6 @@ void launch_work(std::unique_ptr<LaunchedWork> work) {
   const c10::DeviceIndex device = work->device;
   drvStream_t stream = current_driver_stream(device);
   const DeviceActivityScope activity(work->op, device);
-  if (C10_UNLIKELY(t_launches_inline) && run_inline(*work, stream)) {
-    return;
-  }
   if (C10_UNLIKELY(c10::memoryProfilingEnabled())) {
     work->profiler_state = c10::ThreadLocalDebugInfo::current();
   }
@@ -148,11 +127,5 @@ void run_work_now(LaunchedWork& work) {
 }
 
 } // namespace detail
-
-bool set_launches_inline(bool enabled) noexcept {
-  const bool previous = t_launches_inline;
-  t_launches_inline = enabled;
-  return previous;
-}
 
 } // namespace scaffold::runtime

@@ -37,6 +37,7 @@ CODEGEN_ATTRIBUTES = (
 )
 
 HOST_VIEW_OP = "torch.ops.scaffold_runtime.host_view.default"
+_PACKAGE = __name__.rpartition(".")[0]
 
 
 def codegen_attribute(device_name: str, attribute: str) -> Any:
@@ -193,12 +194,17 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
     class DeviceScheduling(CppScheduling):
         """Inductor's C++ (OpenMP + vectorized) kernels, for device memory."""
 
-    class HostViewKernelCalls(PythonWrapperCodegen):
-        """C++ kernels on this device get host views of their tensor arguments."""
+    class LaunchedKernelCalls(PythonWrapperCodegen):
+        """C++ kernels on this device are launched on its stream (``_compiled_kernels.launch``);
+        one whose arguments are not all pointers and 64-bit integers runs on the calling
+        thread, on host views of its tensors, which wait for the stream's earlier work."""
 
         def write_header(self) -> None:
             super().write_header()
-            self.header.splice(f"_host_view = {HOST_VIEW_OP}\n")
+            self.header.splice(
+                f"_host_view = {HOST_VIEW_OP}\n"
+                f"from {_PACKAGE}._compiled_kernels import launch as _launch_kernel\n"
+            )
 
         def _generate_kernel_call_helper(
             self, kernel_name: str, call_args: Any, *args: Any, **kwargs: Any
@@ -208,32 +214,28 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
                 super()._generate_kernel_call_helper(kernel_name, call_args, *args, **kwargs)
                 return
             arg_types = kwargs.get("arg_types") or [None] * len(call_args)
+            if _launchable(arg_types):
+                pointers = [_is_pointer(arg_type) for arg_type in arg_types]
+                tensors = [arg for arg, pointer in zip(call_args, pointers, strict=True) if pointer]
+                integers = [arg for arg, pointer in zip(call_args, pointers, strict=True) if not pointer]
+                positions = sum(1 << position for position, pointer in enumerate(pointers) if pointer)
+                self.writeline(  # type: ignore[no-untyped-call]
+                    f"_launch_kernel({kernel_name!r}, {kernel_name}, {positions:#b}, "
+                    f"[{', '.join(tensors)}], [{', '.join(integers)}])"
+                )
+                return
             wrapped = [
                 f"_host_view({arg})" if _is_pointer(arg_type) else arg
                 for arg, arg_type in zip(call_args, arg_types, strict=True)
             ]
             self.writeline(self.wrap_kernel_call(kernel_name, wrapped))  # type: ignore[no-untyped-call]
 
-    class DeviceSubgraphWrapperCodegen(HostViewKernelCalls, SubgraphPythonWrapperCodegen):
+    class DeviceSubgraphWrapperCodegen(LaunchedKernelCalls, SubgraphPythonWrapperCodegen):
         """The wrapper of a subgraph (torch.cond branches, ...)."""
 
-    class DeviceWrapperCodegen(HostViewKernelCalls):
-        """The Python wrapper of a graph on this device. Its body runs with inline launches
-        (``torch.<device>._launches_inline``): the graph's C++ kernels run on the calling thread
-        and wait for the stream before each one, so its ATen kernels run there too, in stream
-        order, rather than one round trip to the stream's worker each."""
-
-        def write_header(self) -> None:
-            super().write_header()
-            self.header.splice(f"_launches_inline = torch.{device_name}._launches_inline\n")
-
-        def write_prefix(self) -> None:
-            super().write_prefix()
-            with self.prefix.indent(super().get_wrapper_call_indent()):
-                self.prefix.writeline("with _launches_inline():")
-
-        def get_wrapper_call_indent(self) -> int:
-            return int(super().get_wrapper_call_indent()) + 1
+    class DeviceWrapperCodegen(LaunchedKernelCalls):
+        """The Python wrapper of a graph on this device: its C++ kernels and its ATen kernels
+        alike are launched on the stream, so the whole graph runs on the stream's worker."""
 
         @staticmethod
         def create(
@@ -277,6 +279,23 @@ def _current_device() -> torch.device:
 def _is_pointer(arg_type: Any) -> bool:
     # cpp_argdefs types: "const float*", "float*", "const int64_t", ...
     return isinstance(arg_type, str) and arg_type.rstrip().endswith("*")
+
+
+# What a launched kernel's entry point may take besides pointers: the runtime passes every
+# argument in a 64-bit integer slot (runtime/csrc/streams/compiled_kernel_launch.h).
+_LAUNCHED_INTEGER_TYPES = frozenset({"int64_t", "long"})
+_MAX_LAUNCHED_ARGUMENTS = 63
+
+
+def _launchable(arg_types: list[Any]) -> bool:
+    def integer(arg_type: Any) -> bool:
+        return isinstance(arg_type, str) and arg_type.replace("const ", "").strip() in _LAUNCHED_INTEGER_TYPES
+
+    return (
+        len(arg_types) <= _MAX_LAUNCHED_ARGUMENTS
+        and any(_is_pointer(arg_type) for arg_type in arg_types)
+        and all(_is_pointer(arg_type) or integer(arg_type) for arg_type in arg_types)
+    )
 
 
 def _device_op_overrides(device_name: str) -> Any:

@@ -108,20 +108,6 @@ def add_stream_api(mod: types.ModuleType, name: str, c: Any, index: Callable[[An
         """True when ``SCAFFOLD_LAUNCH_BLOCKING=1``: every stream runs synchronously."""
         return bool(c.launch_blocking())
 
-    class _launches_inline:  # noqa: N801 (used as a function: ``with torch.<device>._launches_inline():``)
-        """Inside the block, the calling thread's kernels run at their launch, on this thread and
-        in stream order, instead of on the stream's worker. Compiled graphs run in one: their own
-        C++ kernels run on the calling thread and wait for the stream before each one anyway."""
-
-        __slots__ = ("_previous",)
-
-        def __enter__(self) -> None:
-            self._previous = bool(c._set_launches_inline(True))
-
-        def __exit__(self, *exc: object) -> Literal[False]:
-            c._set_launches_inline(self._previous)
-            return False
-
     def _pause_stream_for_testing(stream: torch.Stream, paused: bool) -> None:
         """Tests only: a paused stream queues work but runs none of it."""
         c._pause_stream_for_testing(stream.device_index, stream.stream_id, paused)
@@ -129,7 +115,7 @@ def add_stream_api(mod: types.ModuleType, name: str, c: Any, index: Callable[[An
     for obj in (
         Stream, Event, StreamContext, current_stream, default_stream, set_stream, stream,
         get_device_properties, get_device_capability, get_device_name, launch_blocking,
-        _launches_inline, _pause_stream_for_testing,
+        _pause_stream_for_testing,
     ):
         obj.__module__ = mod.__name__
         setattr(mod, obj.__name__, obj)

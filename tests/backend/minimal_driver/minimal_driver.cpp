@@ -161,10 +161,6 @@ drvError_t drvLaunchHostFunc(drvStream_t, void (*fn)(void*), void* user_data) {
   return drvSuccess;
 }
 
-drvError_t drvLaunchHostFuncInline(drvStream_t stream, void (*fn)(void*), void* user_data) {
-  return drvLaunchHostFunc(stream, fn, user_data);
-}
-
 drvError_t drvDeviceGetStreamPriorityRange(int* least, int* greatest) {
   *least = 0;
   *greatest = 0;

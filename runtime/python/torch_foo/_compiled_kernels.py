@@ -1,0 +1,51 @@
+"""The C++ kernels Inductor compiles for the device, launched on its stream (device-name agnostic).
+
+The wrapper Inductor writes for a graph on the device (``_inductor.py``) calls :func:`launch`
+for each of its C++ kernels whose arguments are all pointers and 64-bit integers. The kernel's
+``extern "C"`` entry point then runs on the stream's worker, after the work enqueued before it,
+and the call returns at once, as a CUDA kernel launch does
+(``runtime/csrc/streams/compiled_kernel_launch.h``). A kernel whose entry point cannot be
+found (a torch whose Python bindings are built differently) runs on the calling thread instead,
+on host views, once the stream's earlier work is done: slower, never wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+_NOT_LAUNCHABLE = -1
+# A kernel's Python binding -> its handle in the runtime (or _NOT_LAUNCHABLE).
+_handles: dict[Callable[..., Any], int] = {}
+
+
+def launch(name: str, kernel: Callable[..., Any], tensor_positions: int, tensors: Sequence[torch.Tensor],
+           integers: Sequence[int]) -> None:
+    """Launches `kernel` (Inductor's Python binding of a compiled kernel) on the current stream:
+    argument i is the next of `tensors` when bit i of `tensor_positions` is set, else the next
+    of `integers`. `name` names the launch in the profiler and in error messages."""
+    handle = _handles.get(kernel)
+    if handle is None:
+        handle = _handles[kernel] = _load(name, kernel)
+    if handle != _NOT_LAUNCHABLE:
+        torch.ops.scaffold_runtime.launch_compiled_kernel.default(handle, tensor_positions, tensors, integers)
+        return
+    host_view = torch.ops.scaffold_runtime.host_view.default  # waits for the stream's earlier work
+    remaining_tensors, remaining_integers = iter(tensors), iter(integers)
+    kernel(*(host_view(next(remaining_tensors)) if tensor_positions >> position & 1 else next(remaining_integers)
+             for position in range(len(tensors) + len(integers))))
+
+
+def _load(name: str, kernel: Callable[..., Any]) -> int:
+    """The runtime's handle of the entry point behind a Python binding Inductor built
+    (``CppPythonBindingsCodeCache``): the module it belongs to is the shared object that holds it."""
+    from torch._inductor.codecache import CppPythonBindingsCodeCache
+
+    module = getattr(kernel, "__self__", None)
+    path = getattr(module, "__file__", None)
+    symbol = getattr(CppPythonBindingsCodeCache, "entry_function", None)
+    if not isinstance(path, str) or not isinstance(symbol, str):
+        return _NOT_LAUNCHABLE
+    return int(torch.ops.scaffold_runtime.load_compiled_kernel.default(path, symbol, name))
