@@ -72,6 +72,7 @@ def test_a_compiled_graph_is_launched_on_the_stream() -> None:
     compiled = torch.compile(fn, fullgraph=True)
     _, (source, *_) = run_and_get_code(compiled, a, b)  # compiles: nothing paused meanwhile
     assert "_launch_kernel('cpp_fused_" in source and "_host_view(" not in source
+    foo.synchronize()  # a and b were made on the default stream; s uses them
     s = foo.Stream()
     with paused(s), foo.stream(s):
         a.mul_(2)  # queued before the graph, which must read it
@@ -107,6 +108,18 @@ def test_python_floats_and_cpu_scalars_reach_launched_kernels_by_value() -> None
         compiled = torch.compile(fn, dynamic=True, fullgraph=True)
         for a in (0.5, 1.5):
             torch.testing.assert_close(compiled(x.to(DEVICE), a, scale).cpu(), fn(x, a, scale))
+
+
+def test_only_kernels_of_pointers_and_64_bit_integers_are_launched() -> None:
+    """The runtime passes every argument in a 64-bit integer slot: a kernel that takes a double (in a
+    floating-point register) or more arguments than the slots is called inline, on host views."""
+    from torch_foo._inductor import _launchable
+
+    assert _launchable(["const float*", "float*", "const int64_t", "long"])
+    assert not _launchable(["float*", "const double"])
+    assert not _launchable(["float*", "const int32_t"])
+    assert not _launchable(["const int64_t"])  # no tensor: no device to launch on
+    assert _launchable(["float*"] * 63) and not _launchable(["float*"] * 64)
 
 
 def test_cached_compiled_graphs_are_keyed_on_the_wrapper_code() -> None:

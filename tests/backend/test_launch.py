@@ -376,7 +376,7 @@ def test_an_error_in_a_launched_kernel_surfaces_at_the_next_synchronisation() ->
 
 
 # A compiled kernel is an `extern "C"` entry point of a loaded shared object taking pointers and
-# 64-bit integers: libc's memset(pointer, byte, count) is one (runtime/csrc/streams/compiled_kernel_launch.h).
+# 64-bit integers: libc's memset(pointer, byte, count) is one (runtime/csrc/ops/compiled_kernel_launch.h).
 load_compiled_kernel = torch.ops.scaffold_runtime.load_compiled_kernel.default
 launch_compiled_kernel = torch.ops.scaffold_runtime.launch_compiled_kernel.default
 
@@ -386,6 +386,7 @@ def test_a_compiled_kernel_is_launched_on_the_stream_with_its_arguments_in_order
     assert memset >= 0
     x = torch.zeros(4, 6, dtype=torch.uint8, device="foo")
     column = x[:, 2]  # a view: the kernel gets its data pointer, offset included
+    foo.synchronize()  # x is filled on the default stream; s uses it
     s = foo.Stream()
     with paused(s), foo.stream(s):
         x.add_(1)  # queued before the kernel, which must run after it
@@ -405,6 +406,7 @@ def test_a_cpu_scalar_argument_is_read_by_its_value_at_the_launch() -> None:
     memcpy = load_compiled_kernel("libc.so.6", "memcpy", "memcpy")
     x = torch.zeros(2, dtype=torch.int32, device="foo")
     scalar = torch.tensor(7, dtype=torch.int32)
+    foo.synchronize()
     s = foo.Stream()
     with paused(s), foo.stream(s):
         launch_compiled_kernel(memcpy, 0b011, [x, scalar], [4])  # memcpy(&x[0], &scalar, 4)
@@ -440,6 +442,7 @@ def test_a_kernel_without_an_entry_point_runs_inline_on_host_views() -> None:
 
     source = torch.arange(3, dtype=torch.float32, device="foo")
     out = torch.empty(3, device="foo")
+    foo.synchronize()
     s, upstream = foo.Stream(), foo.Stream()
     with paused(upstream):
         with foo.stream(upstream):

@@ -4,7 +4,7 @@ The wrapper Inductor writes for a graph on the device (``_inductor.py``) calls :
 for each of its C++ kernels whose arguments are all pointers and 64-bit integers. The kernel's
 ``extern "C"`` entry point then runs on the stream's worker, after the work enqueued before it,
 and the call returns at once, as a CUDA kernel launch does
-(``runtime/csrc/streams/compiled_kernel_launch.h``). A kernel whose entry point cannot be
+(``runtime/csrc/ops/compiled_kernel_launch.h``). A kernel whose entry point cannot be
 found (a torch whose Python bindings are built differently) runs on the calling thread instead,
 on host views, once the stream's earlier work is done: slower, never wrong.
 """

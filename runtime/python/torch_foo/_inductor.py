@@ -282,7 +282,7 @@ def _is_pointer(arg_type: Any) -> bool:
 
 
 # What a launched kernel's entry point may take besides pointers: the runtime passes every
-# argument in a 64-bit integer slot (runtime/csrc/streams/compiled_kernel_launch.h).
+# argument in a 64-bit integer slot (runtime/csrc/ops/compiled_kernel_launch.h).
 _LAUNCHED_INTEGER_TYPES = frozenset({"int64_t", "long"})
 _MAX_LAUNCHED_ARGUMENTS = 63
 
