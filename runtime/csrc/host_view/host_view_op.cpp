@@ -3,9 +3,9 @@
 // so Python code outside the kernels can hand device memory to a host
 // library without a copy. The distributed backend (python/<package>/
 // distributed.py) gives these views to Gloo, and the code Inductor generates
-// for the device (python/<package>/_inductor.py) calls it on every tensor
-// argument of a compiled C++ kernel; for that, a CPU tensor passes through
-// unchanged.
+// for the device (python/<package>/_inductor.py) calls it on the tensor
+// arguments of a compiled C++ kernel it cannot launch (one taking a double);
+// for that, a CPU tensor passes through unchanged.
 //
 // The view goes through the host mapping, so memory protection stays on: the
 // device view remains PROT_NONE. It has the device tensor's sizes, strides,

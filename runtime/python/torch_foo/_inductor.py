@@ -10,12 +10,13 @@ and registers everything else Inductor and Dynamo need at the same time: the
 device interface and the device op overrides.
 
 The simulated device's memory is host memory, so Inductor's CPU C++ code
-generation (``CppScheduling``) writes the kernels. Device pointers are not
-dereferenceable, though (memory protection): the Python wrapper hands each
-kernel host views of its tensor arguments
-(``torch.ops.scaffold_runtime.host_view``), the way the runtime's own kernels
-reach device memory. A hardware team replaces :class:`DeviceScheduling` (and
-the kernel call below) with its own code generator, e.g. Triton.
+generation (``CppScheduling``) writes the kernels. The Python wrapper launches
+each of them on the device's stream (``_compiled_kernels.launch``), as a CUDA
+graph's Triton kernels are launched: the runtime translates the device
+pointers (not dereferenceable: memory protection) to the host view, the way
+its own kernels reach device memory, and the kernel runs on the stream's
+worker. A hardware team replaces :class:`DeviceScheduling` (and the kernel
+call below) with its own code generator, e.g. Triton.
 """
 
 from __future__ import annotations
