@@ -27,6 +27,7 @@ struct Config {
   bool protect_memory = true; // SCAFFOLD_PROTECT_MEMORY
   bool launch_blocking = false; // SCAFFOLD_LAUNCH_BLOCKING
   uint64_t device_span = kDefaultDeviceAddressSpan; // SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB
+  int compute_threads = 1; // SCAFFOLD_DEVICE_THREADS
   uint64_t physical_memory = 0;
   std::string error;
 };

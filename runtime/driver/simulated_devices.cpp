@@ -85,6 +85,19 @@ uint64_t read_span(const char* name, uint64_t fallback, std::string& error) {
   return gib ? static_cast<uint64_t>(*gib) << 30 : fallback;
 }
 
+// The host cores a stream worker computes with. By default all but one: the
+// other is left to the host thread that drives the device, as a GPU leaves the
+// CPU to the program that launches its kernels. Computing on every core would
+// put two OpenMP teams (the host thread's and the worker's) on the same cores,
+// and libgomp, with more threads than cores, stops spin-waiting: each parallel
+// region of a kernel then wakes its team from sleep.
+int read_compute_threads(std::string& error) {
+  const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  const auto threads = read_integer(
+      "SCAFFOLD_DEVICE_THREADS", 1, 4096, [](long) { return true; }, "must be an integer in 1..4096", error);
+  return static_cast<int>(threads.value_or(std::max(1L, cores - 1)));
+}
+
 } // namespace
 
 const Config& config() {
@@ -94,6 +107,7 @@ const Config& config() {
     c.protect_memory = read_flag("SCAFFOLD_PROTECT_MEMORY", true, c.error);
     c.launch_blocking = read_flag("SCAFFOLD_LAUNCH_BLOCKING", false, c.error);
     c.device_span = read_span("SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB", kDefaultDeviceAddressSpan, c.error);
+    c.compute_threads = read_compute_threads(c.error);
     c.physical_memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
         static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     return c;

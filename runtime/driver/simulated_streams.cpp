@@ -4,6 +4,7 @@
 // SCAFFOLD_LAUNCH_BLOCKING=1 runs every piece of work on the calling thread
 // before the call returns, like CUDA_LAUNCH_BLOCKING=1: a bug that goes away
 // with it is a missing synchronisation.
+#include <dlfcn.h>
 #include <pthread.h>
 
 #include <array>
@@ -128,6 +129,18 @@ inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+// Gives the calling worker thread the configured number of OpenMP threads for
+// the kernels it runs (SCAFFOLD_DEVICE_THREADS, see simulated_devices.cpp).
+// OpenMP's thread count is per thread, so the host threads keep theirs. The
+// OpenMP runtime is the one the process already loaded (the kernels' ATen's);
+// the driver links none of its own, and without one there is nothing to set.
+void set_worker_compute_threads() {
+  using SetNumThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetNumThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) {
+    set(config().compute_threads);
+  }
 }
 
 } // namespace
@@ -294,7 +307,10 @@ drvStream_t start_stream(int device, int priority, bool is_default) {
   if (!config().launch_blocking) {
     static std::once_flag fork_handler;
     std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &mark_workers_lost); });
-    stream->worker = std::thread([stream] { stream->run(); });
+    stream->worker = std::thread([stream] {
+      scaffold::driver::set_worker_compute_threads();
+      stream->run();
+    });
   }
   return stream;
 }

@@ -325,12 +325,14 @@ def test_freed_small_blocks_are_reused_and_never_make_the_device_reserve_more() 
     assert foo.memory_reserved() < reserved
 
 
+# Variables the tests set themselves: the caller's must not leak in.
+_SET_BY_TESTS = (
+    "PYTHONFAULTHANDLER", "SCAFFOLD_PROTECT_MEMORY", "SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB", "SCAFFOLD_DEVICE_THREADS"
+)
+
+
 def _run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONFAULTHANDLER", "SCAFFOLD_PROTECT_MEMORY", "SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB")
-    }
+    environment = {k: v for k, v in os.environ.items() if k not in _SET_BY_TESTS}
     environment.update(env)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=120)
 
@@ -399,6 +401,37 @@ def test_a_malformed_device_span_fails_the_import_naming_it() -> None:
     result = _run_python("import torch", SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB="3")
     assert result.returncode != 0
     assert "SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB='3' must be a power of two from 1 to 256" in result.stderr
+
+
+def test_a_malformed_device_thread_count_fails_the_import_naming_it() -> None:
+    result = _run_python("import torch", SCAFFOLD_DEVICE_THREADS="0")
+    assert result.returncode != 0
+    assert "SCAFFOLD_DEVICE_THREADS='0' must be an integer in 1..4096" in result.stderr
+
+
+COUNT_COMPUTE_THREADS = """
+import os, torch
+x = torch.randn(512, 512)
+(x @ x).sum().item()  # the host thread's own OpenMP team, if it has one, exists from here on
+before = len(os.listdir("/proc/self/task"))
+y = x.to("foo")
+for _ in range(3):
+    y = torch.tanh(y @ y)  # launched: computed on the stream's worker
+torch.foo.synchronize()
+print(len(os.listdir("/proc/self/task")) - before)
+"""
+
+
+def test_the_stream_worker_computes_with_the_configured_number_of_threads() -> None:
+    """SCAFFOLD_DEVICE_THREADS is the OpenMP team of a stream's worker: with 2 threads, the worker
+    starts one helper that it does not with 1 (the worker itself and the copy helpers are the same
+    in both runs). ATen caps a thread's team at the cores, so 2 is the most a 2-core machine shows."""
+    new_threads = {}
+    for threads in ("1", "2"):
+        result = _run_python(COUNT_COMPUTE_THREADS, SCAFFOLD_DEVICE_THREADS=threads)
+        assert result.returncode == 0, result.stderr
+        new_threads[threads] = int(result.stdout.split()[-1])
+    assert new_threads["2"] - new_threads["1"] == 1, new_threads
 
 
 # ---- Threads --------------------------------------------------------------------------------------
