@@ -6,6 +6,10 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/cat_cpu_dispatch.h>
+#include <vector>
+
+#include <c10/core/WrapDimMinimal.h>
+#include "host_kernel_launch.h"
 #include "kernel_support.h"
 
 namespace foo {
@@ -13,6 +17,38 @@ namespace foo {
 at::Tensor & cat_out(const at::ITensorListRef & tensors, int64_t dim, at::Tensor & out) {
   namespace rt = scaffold::runtime;
   TORCH_CHECK(tensors.size() > 0, "cat.out: expected a non-empty list of tensors");
+  // Launched on the stream when out already has the concatenation's shape (PyTorch's functional
+  // cat allocates it so) and nothing needs a check that reads data or converts: every tensor of
+  // out's dtype and of one rank, equal but for `dim`, none sharing out's memory. Run inline, a
+  // concatenation (rotary embeddings, skip connections) would wait for all the work before it.
+  std::vector<at::Tensor> operands(tensors.begin(), tensors.end());
+  const at::Tensor& first = operands.front();
+  const int64_t rank = first.dim();
+  bool fits = rank > 0 && out.dim() == rank && out.scalar_type() == first.scalar_type();
+  const int64_t axis = fits ? c10::maybe_wrap_dim(dim, rank) : 0;
+  int64_t concatenated = 0;
+  for (const at::Tensor& t : operands) {
+    if (!fits) {
+      break;
+    }
+    fits = t.dim() == rank && t.scalar_type() == out.scalar_type() && !t.storage().is_alias_of(out.storage());
+    for (int64_t d = 0; fits && d < rank; ++d) {
+      fits = d == axis || t.size(d) == out.size(d);
+    }
+    concatenated += fits ? t.size(axis) : 0;
+  }
+  if (fits && concatenated == out.size(axis)) {
+    operands.push_back(out);
+    rt::HostKernelLaunch launch(std::move(operands)); // writes the last
+    if (launch.native()) {
+      launch.run("cat.out", [axis](const rt::HostViews& in) {
+        at::Tensor host_out = in.back();
+        at::cpu::cat_out(host_out, at::TensorList(in.data(), in.size() - 1), axis);
+        return std::make_tuple();
+      });
+      return out;
+    }
+  }
   const rt::KernelCall call("cat.out", out);
   rt::OutputView o = call.output(out);
   at::cpu::cat_out(o.host(), call.inputs(tensors, "tensors"), dim);

@@ -171,6 +171,122 @@ def test_layer_norm_and_its_backward_are_launched() -> None:
         torch.testing.assert_close(value.cpu(), want)
 
 
+FLASH_ATTENTION_CASES = {
+    # name: (query shape, key/value shape, dtype, mask shape or None, causal, query laid out (B, L, H, E))
+    "plain": ((2, 3, 8, 16), (2, 3, 8, 16), torch.float32, None, False, False),
+    "causal, longer keys": ((1, 2, 5, 8), (1, 2, 9, 8), torch.float32, None, True, False),
+    "grouped query heads": ((2, 4, 6, 8), (2, 2, 6, 8), torch.float32, None, False, False),
+    "broadcast 4-d mask": ((2, 3, 5, 8), (2, 3, 7, 8), torch.float32, (2, 1, 1, 7), False, False),
+    "2-d mask, bfloat16": ((1, 2, 5, 8), (1, 2, 7, 8), torch.bfloat16, (5, 7), False, False),
+    "query from a linear layer": ((2, 3, 5, 8), (2, 3, 5, 8), torch.float32, None, False, True),
+}
+
+
+@pytest.mark.parametrize("case", list(FLASH_ATTENTION_CASES))
+def test_flash_attention_and_its_backward_are_launched(case: str) -> None:
+    """The CPU's flash attention runs on the stream, not on the calling thread (autograd's device
+    thread for the backward), with results laid out as the CPU's: Inductor checks the strides."""
+    q_shape, kv_shape, dtype, mask_shape, causal, transposed_query = FLASH_ATTENTION_CASES[case]
+    g = torch.Generator().manual_seed(0)
+    if transposed_query:
+        b, h, length, e = q_shape
+        q = torch.randn(b, length, h, e, generator=g).transpose(1, 2).to(dtype)
+    else:
+        q = torch.randn(q_shape, generator=g).to(dtype)
+    k, v = (torch.randn(kv_shape, generator=g).to(dtype) for _ in range(2))
+    mask = torch.randn(mask_shape, generator=g).to(dtype) if mask_shape else None
+    attention = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    backward = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default
+    out, logsumexp = attention(q, k, v, 0.0, causal, attn_mask=mask)
+    grad = torch.randn(out.shape, generator=g).to(dtype)
+    expected = [out, logsumexp, *backward(grad, q, k, v, out, logsumexp, 0.0, causal, attn_mask=mask)]
+    qd, kd, vd, gd = (t.to("foo") for t in (q, k, v, grad))
+    md = mask.to("foo") if mask is not None else None
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+    with paused(s), foo.stream(s):
+        out_d, logsumexp_d = attention(qd, kd, vd, 0.0, causal, attn_mask=md)
+        grads_d = backward(gd, qd, kd, vd, out_d, logsumexp_d, 0.0, causal, attn_mask=md)
+        assert not s.query()  # returned before running
+    for got, want in zip([out_d, logsumexp_d, *grads_d], expected, strict=True):
+        assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+        torch.testing.assert_close(got.cpu(), want)
+
+
+def test_flash_attention_the_cpu_kernel_refuses_raises_at_the_call() -> None:
+    """Inputs outside what is known to launch run inline: the CPU kernel's own error, at the call."""
+    q = torch.ones(1, 2, 4, 8, device="foo")
+    attention = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    with pytest.raises(RuntimeError, match="same head size"):
+        attention(q, q, torch.ones(1, 2, 4, 6, device="foo"))
+    with pytest.raises(RuntimeError, match="dim in"):
+        attention(q, q, q, attn_mask=torch.ones(2, 4, 4, device="foo"))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_nll_loss_and_its_backward_are_launched(reduction: int) -> None:
+    """A classifier's loss and the first kernel of its backward: inline, they would wait for the
+    whole forward (the backward on autograd's device thread) and hold back every launch after."""
+    g = torch.Generator().manual_seed(0)
+    scores = torch.randn(4, 10, generator=g).log_softmax(1)
+    target = torch.tensor([1, 3, 9, -100])
+    out, total_weight = torch.ops.aten.nll_loss_forward(scores, target, None, reduction, -100)
+    grad = torch.randn(out.shape, generator=g)
+    expected = torch.ops.aten.nll_loss_backward(grad, scores, target, None, reduction, -100, total_weight)
+    scores_d, target_d, grad_d = scores.to("foo"), target.to("foo"), grad.to("foo")
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+    with paused(s), foo.stream(s):
+        out_d, total_weight_d = torch.ops.aten.nll_loss_forward(scores_d, target_d, None, reduction, -100)
+        got = torch.ops.aten.nll_loss_backward(grad_d, scores_d, target_d, None, reduction, -100, total_weight_d)
+        assert not s.query()  # returned before running
+    for value, want in ((out_d, out), (total_weight_d, total_weight), (got, expected)):
+        assert value.shape == want.shape
+        torch.testing.assert_close(value.cpu(), want)
+
+
+def test_a_target_out_of_range_fails_the_launched_loss_at_the_next_synchronisation() -> None:
+    scores = torch.randn(2, 3, device="foo").log_softmax(1)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds.*reported at the next synchronisation"):
+        torch.ops.aten.nll_loss_forward(scores, torch.tensor([0, 7], device="foo"), None, 1, -100)
+        foo.synchronize()
+
+
+CAT_CASES: dict[str, tuple[list[tuple[int, ...]], int]] = {
+    "rows": ([(2, 3), (4, 3), (1, 3)], 0),
+    "last dim, negative": ([(2, 3, 4), (2, 3, 2)], -1),
+    "one tensor": ([(5,)], 0),
+}
+
+
+@pytest.mark.parametrize("case", list(CAT_CASES))
+def test_cat_is_launched(case: str) -> None:
+    shapes, dim = CAT_CASES[case]
+    g = torch.Generator().manual_seed(0)
+    parts = [torch.randn(shape, generator=g) for shape in shapes]
+    on_device = [t.to("foo") for t in parts]
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+    with paused(s), foo.stream(s):
+        got = torch.cat(on_device, dim)
+        assert not s.query()  # returned before running
+    torch.testing.assert_close(got.cpu(), torch.cat(parts, dim))
+
+
+def test_cat_outside_what_launches_runs_inline_as_on_the_cpu() -> None:
+    x = torch.randn(2, 3)
+    # Dtype promotion, a legacy empty tensor, an out= of the wrong shape: the CPU kernel decides.
+    torch.testing.assert_close(torch.cat([x.to("foo"), x.double().to("foo")]).cpu(), torch.cat([x, x.double()]))
+    torch.testing.assert_close(torch.cat([x.to("foo"), torch.empty(0, device="foo")]).cpu(), x)
+    out = torch.empty(1, device="foo")
+    torch.cat([x.to("foo"), x.to("foo")], 1, out=out)
+    torch.testing.assert_close(out.cpu(), torch.cat([x, x], 1))
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match"):
+        torch.cat([x.to("foo"), torch.ones(2, 4, device="foo")])
+    with pytest.raises(RuntimeError, match="cpu"):
+        torch.cat([x.to("foo"), x])
+
+
 def test_a_convolution_with_unexpanded_arguments_runs_inline_as_on_the_cpu() -> None:
     # A direct call of the backend's op: ATen's entry points expand the arguments first; the
     # runtime does not size a result from anything else, so the CPU kernel decides, at the call.

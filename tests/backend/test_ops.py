@@ -1230,8 +1230,11 @@ def _nll_loss_forward() -> None:
         dtype=(F32, F32),
         layouts=("contiguous",),
     )
-    with pytest.raises((RuntimeError, IndexError)):
-        F.nll_loss(logp.to(DEVICE), torch.full((6,), 9, device=DEVICE))  # class index out of range
+    # A class index out of range: an error of the launched kernel, at the next synchronisation
+    # (as CUDA's device-side assert).
+    with pytest.raises((RuntimeError, IndexError), match="out of bounds"):
+        F.nll_loss(logp.to(DEVICE), torch.full((6,), 9, device=DEVICE))
+        foo.synchronize()
 
 
 @op_test("nll_loss_backward.grad_input")

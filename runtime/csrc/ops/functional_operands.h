@@ -121,7 +121,7 @@ class FunctionalOperands {
  private:
   void add_input(size_t i, const at::Tensor& t, ThreadViewCache& cache);
 
-  static constexpr size_t kMaxInputs = 3;
+  static constexpr size_t kMaxInputs = 4; // nll_loss_backward: grad, self, target, total weight
   std::optional<c10::Device> device_;
   std::array<at::Tensor, kMaxInputs> inputs_;
   unsigned recycled_ = 0; // bit i: inputs_[i] is a recycled host view

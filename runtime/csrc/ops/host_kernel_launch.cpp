@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include <ATen/ops/empty_like.h>
+
 #include "core_ops.h"
 #include "kernel_call.h"
 #include "memory_access.h"
@@ -33,6 +35,13 @@ at::Tensor HostKernelLaunch::result(
     return at::Tensor();
   }
   at::Tensor result = empty(sizes, dtype, c10::kStrided, device_, std::nullopt, format);
+  result_views_.push_back(launch_host_view(result));
+  return result;
+}
+
+at::Tensor HostKernelLaunch::result_like(const at::Tensor& prototype) {
+  TORCH_INTERNAL_ASSERT(native_ && prototype.device() == device_, "HostKernelLaunch::result_like: not an operand's device");
+  at::Tensor result = at::empty_like(prototype);
   result_views_.push_back(launch_host_view(result));
   return result;
 }

@@ -40,7 +40,8 @@ using HostViews = std::vector<at::Tensor>;
 class HostKernelLaunch {
  public:
   // native() when every defined operand is a strided tensor of this backend
-  // and all are on one device.
+  // and all are on one device. An operand may be an output the CPU kernel
+  // writes through its host view (an out= tensor already of the right shape).
   explicit HostKernelLaunch(std::vector<at::Tensor> operands);
 
   bool native() const {
@@ -55,6 +56,10 @@ class HostKernelLaunch {
   at::Tensor result(
       at::IntArrayRef sizes, at::ScalarType dtype, at::MemoryFormat format = at::MemoryFormat::Contiguous,
       bool wanted = true);
+
+  // The next result laid out as at::empty_like(prototype), a device tensor of
+  // this launch: for a CPU kernel that allocates its result like an input.
+  at::Tensor result_like(const at::Tensor& prototype);
 
   // Launches fn(host views of the operands), which returns a tuple of CPU
   // tensors, one per result().
