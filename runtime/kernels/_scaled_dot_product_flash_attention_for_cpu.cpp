@@ -8,7 +8,8 @@
 #include <utility>
 
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu_cpu_dispatch.h>
-#include "flash_attention_launch.h"
+#include <ATen/OpMathType.h>
+#include "flash_attention_inputs.h"
 #include "host_kernel_launch.h"
 #include "kernel_support.h"
 
@@ -25,7 +26,7 @@ namespace foo {
   // Launched on the stream when the CPU kernel will accept the inputs. Its results, as it lays
   // them out: the output like query, the log-sum-exp (B, L, H) transposed to (B, H, L), in the
   // computation dtype (float for half and bfloat16).
-  if (launchable_flash_attention(query, key, value, attn_mask, dropout_p)) {
+  if (rt::cpu_flash_attention_accepts(query, key, value, attn_mask, dropout_p)) {
     rt::HostKernelLaunch launch({query, key, value, attn_mask.value_or(at::Tensor())});
     if (launch.native()) {
       at::Tensor output = launch.result_like(query);

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu_backward_cpu_dispatch.h>
-#include "flash_attention_launch.h"
+#include <ATen/OpMathType.h>
+#include "flash_attention_inputs.h"
 #include "host_kernel_launch.h"
 #include "kernel_support.h"
 
@@ -23,7 +24,7 @@ namespace foo {
         out.scalar_type() == query.scalar_type() && grad_out.scalar_type() == query.scalar_type() &&
         logsumexp.sizes() == out.sizes().slice(0, 3) && logsumexp.scalar_type() == at::toOpMathType(query.scalar_type());
   };
-  if (launchable_flash_attention(query, key, value, attn_mask, dropout_p) && is_forward_result()) {
+  if (rt::cpu_flash_attention_accepts(query, key, value, attn_mask, dropout_p) && is_forward_result()) {
     rt::HostKernelLaunch launch({grad_out, query, key, value, out, logsumexp, attn_mask.value_or(at::Tensor())});
     if (launch.native()) {
       const auto transposed = [](const at::Tensor& t) {

@@ -5,9 +5,9 @@
 
 #include <c10/util/Exception.h>
 
-#include <ATen/ops/cat_cpu_dispatch.h>
 #include <vector>
 
+#include <ATen/ops/cat_cpu_dispatch.h>
 #include <c10/core/WrapDimMinimal.h>
 #include "host_kernel_launch.h"
 #include "kernel_support.h"

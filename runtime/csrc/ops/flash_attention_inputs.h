@@ -1,21 +1,21 @@
-// When the CPU's flash attention (forward and backward) can be launched on the
-// stream: shapes and dtypes it is known to accept, so that it cannot fail once
-// launched. Anything else runs inline, where the CPU kernel raises its own
-// error at the call, as CUDA's flash attention does.
+// Inputs the CPU's flash attention (aten::_scaled_dot_product_flash_attention_for_cpu
+// and its backward) is known to accept: a kernel that runs it on host views can
+// launch it on the stream for these, knowing it cannot fail once launched, and
+// run anything else inline, where the CPU kernel raises its own error at the
+// call, as CUDA's flash attention does.
 #pragma once
 
 #include <optional>
 
-#include <ATen/OpMathType.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 
-namespace foo {
+namespace scaffold::runtime {
 
 // query (B, H, L, E), key and value (B, Hk, S, E) with H a multiple of Hk,
 // one floating dtype, no dropout, no empty dimension; a mask of query's dtype,
 // 2-D (L, S) or 4-D (B, H, L, S), each size 1 or the full one.
-inline bool launchable_flash_attention(
+inline bool cpu_flash_attention_accepts(
     const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
     const std::optional<at::Tensor>& attn_mask, double dropout_p) {
   if (query.dim() != 4 || key.dim() != 4 || value.dim() != 4 || dropout_p != 0.0 ||
@@ -46,4 +46,4 @@ inline bool launchable_flash_attention(
   return true;
 }
 
-} // namespace foo
+} // namespace scaffold::runtime
