@@ -19,19 +19,31 @@ at::Tensor & cat_out(const at::ITensorListRef & tensors, int64_t dim, at::Tensor
   TORCH_CHECK(tensors.size() > 0, "cat.out: expected a non-empty list of tensors");
   // Launched on the stream when out already has the concatenation's shape (PyTorch's functional
   // cat allocates it so) and nothing needs a check that reads data or converts: every tensor of
-  // out's dtype and of one rank, equal but for `dim`, none sharing out's memory. Run inline, a
-  // concatenation (rotary embeddings, skip connections) would wait for all the work before it.
-  std::vector<at::Tensor> operands(tensors.begin(), tensors.end());
-  const at::Tensor& first = operands.front();
-  const int64_t rank = first.dim();
-  bool fits = rank > 0 && out.dim() == rank && out.scalar_type() == first.scalar_type();
+  // out's dtype and of one rank, equal but for `dim`, none sharing out's memory. A legacy empty
+  // tensor (sizes [0], a key cache's first state) of out's dtype is skipped, as the CPU kernel
+  // skips it. Run inline, a concatenation (rotary embeddings, skip connections, a growing key
+  // cache) would wait for all the work before it.
+  std::vector<at::Tensor> operands;
+  operands.reserve(tensors.size() + 1);
+  bool fits = true;
+  for (const at::Tensor& t : tensors) {
+    const bool legacy_empty = t.dim() == 1 && t.size(0) == 0;
+    fits = fits && t.scalar_type() == out.scalar_type();
+    if (!legacy_empty) {
+      operands.push_back(t);
+    } else {
+      fits = fits && t.device() == out.device(); // else the inline path raises the device error
+    }
+  }
+  const int64_t rank = operands.empty() ? 0 : operands.front().dim();
+  fits = fits && rank > 0 && out.dim() == rank;
   const int64_t axis = fits ? c10::maybe_wrap_dim(dim, rank) : 0;
   int64_t concatenated = 0;
   for (const at::Tensor& t : operands) {
     if (!fits) {
       break;
     }
-    fits = t.dim() == rank && t.scalar_type() == out.scalar_type() && !t.storage().is_alias_of(out.storage());
+    fits = t.dim() == rank && !t.storage().is_alias_of(out.storage());
     for (int64_t d = 0; fits && d < rank; ++d) {
       fits = d == axis || t.size(d) == out.size(d);
     }

@@ -6,12 +6,22 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/eq_cpu_dispatch.h>
+#include <ATen/ops/eq_native.h>
 #include "kernel_support.h"
 
 namespace foo {
 
 at::Tensor & eq_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   namespace rt = scaffold::runtime;
+  rt::StructuredOut<at::native::structured_eq_Tensor_out> op(out, {self, other});
+  if (op.native()) {
+    op.meta(op.input(0), op.input(1));
+    if (op.fits()) {
+      op.launch("eq.Tensor_out", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });
+      return out;
+    }
+  }
+  // out must be resized first, or an argument is on another device: inline.
   const rt::KernelCall call("eq.Tensor_out", out, "out");
   rt::OutputView o = call.output(out, "out");
   at::cpu::eq_out(o.host(), call.input(self, "self"), call.input(other, "other"));
@@ -20,6 +30,15 @@ at::Tensor & eq_out(const at::Tensor & self, const at::Tensor & other, at::Tenso
 
 at::Tensor & eq_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   namespace rt = scaffold::runtime;
+  rt::StructuredOut<at::native::structured_eq_Scalar_out> op(out, {self});
+  if (op.native()) {
+    op.meta(op.input(0), other);
+    if (op.fits()) {
+      op.launch("eq.Scalar_out", [other](auto& op) { op.impl(op.input(0), other, op.output()); });
+      return out;
+    }
+  }
+  // out must be resized first, or an argument is on another device: inline.
   const rt::KernelCall call("eq.Scalar_out", out);
   rt::OutputView o = call.output(out);
   at::cpu::eq_out(o.host(), call.input(self, "self"), other);

@@ -6,15 +6,26 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/hardswish_backward_cpu_dispatch.h>
+#include <ATen/ops/result_type.h>
 #include "kernel_support.h"
 
 namespace foo {
 
 at::Tensor hardswish_backward(const at::Tensor & grad_output, const at::Tensor & self) {
   namespace rt = scaffold::runtime;
-  // A binary TensorIterator op on the CPU, with no out= variant: its result is copied to the device.
-  const rt::KernelCall call("hardswish_backward", self, "self");
-  return call.adopt(at::cpu::hardswish_backward(call.input(grad_output, "grad_output"), call.input(self, "self")));
+  // A binary TensorIterator op on the CPU with no out= kernel: launched, its result is computed
+  // into a host tensor and copied into the device result (one extra pass over a gradient).
+  rt::Elementwise e({grad_output, self}, at::result_type(grad_output, self));
+  if (e.fast()) {
+    return e.launch("hardswish_backward", [](rt::Elementwise& e) {
+      e.out().copy_(at::cpu::hardswish_backward(e.input(0), e.input(1)));
+    });
+  }
+  if (!e.native()) {
+    const rt::KernelCall call("hardswish_backward", self, "self");
+    (void)call.input(grad_output, "grad_output"); // raises the device error
+  }
+  return e.adopt(at::cpu::hardswish_backward(e.input(0), e.input(1)));
 }
 
 }  // namespace foo

@@ -6,12 +6,22 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/isneginf_cpu_dispatch.h>
+#include <ATen/ops/isneginf_native.h>
 #include "kernel_support.h"
 
 namespace foo {
 
 at::Tensor & isneginf_out(const at::Tensor & self, at::Tensor & out) {
   namespace rt = scaffold::runtime;
+  rt::StructuredOut<at::native::structured_isneginf_out> op(out, {self});
+  if (op.native()) {
+    op.meta(op.input(0));
+    if (op.fits()) {
+      op.launch("isneginf.out", [](auto& op) { op.impl(op.input(0), op.output()); });
+      return out;
+    }
+  }
+  // out must be resized first, or an argument is on another device: inline.
   const rt::KernelCall call("isneginf.out", out);
   rt::OutputView o = call.output(out);
   at::cpu::isneginf_out(o.host(), call.input(self, "self"));

@@ -6,12 +6,22 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/minimum_cpu_dispatch.h>
+#include <ATen/ops/minimum_native.h>
 #include "kernel_support.h"
 
 namespace foo {
 
 at::Tensor & minimum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   namespace rt = scaffold::runtime;
+  rt::StructuredOut<at::native::structured_minimum_out> op(out, {self, other});
+  if (op.native()) {
+    op.meta(op.input(0), op.input(1));
+    if (op.fits()) {
+      op.launch("minimum.out", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });
+      return out;
+    }
+  }
+  // out must be resized first, or an argument is on another device: inline.
   const rt::KernelCall call("minimum.out", out);
   rt::OutputView o = call.output(out);
   at::cpu::minimum_out(o.host(), call.input(self, "self"), call.input(other, "other"));

@@ -6,12 +6,22 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/ne_cpu_dispatch.h>
+#include <ATen/ops/ne_native.h>
 #include "kernel_support.h"
 
 namespace foo {
 
 at::Tensor & ne_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   namespace rt = scaffold::runtime;
+  rt::StructuredOut<at::native::structured_ne_Scalar_out> op(out, {self});
+  if (op.native()) {
+    op.meta(op.input(0), other);
+    if (op.fits()) {
+      op.launch("ne.Scalar_out", [other](auto& op) { op.impl(op.input(0), other, op.output()); });
+      return out;
+    }
+  }
+  // out must be resized first, or an argument is on another device: inline.
   const rt::KernelCall call("ne.Scalar_out", out);
   rt::OutputView o = call.output(out);
   at::cpu::ne_out(o.host(), call.input(self, "self"), other);
@@ -20,6 +30,15 @@ at::Tensor & ne_out(const at::Tensor & self, const at::Scalar & other, at::Tenso
 
 at::Tensor & ne_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   namespace rt = scaffold::runtime;
+  rt::StructuredOut<at::native::structured_ne_Tensor_out> op(out, {self, other});
+  if (op.native()) {
+    op.meta(op.input(0), op.input(1));
+    if (op.fits()) {
+      op.launch("ne.Tensor_out", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });
+      return out;
+    }
+  }
+  // out must be resized first, or an argument is on another device: inline.
   const rt::KernelCall call("ne.Tensor_out", out);
   rt::OutputView o = call.output(out);
   at::cpu::ne_out(o.host(), call.input(self, "self"), call.input(other, "other"));

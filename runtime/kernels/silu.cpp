@@ -14,6 +14,15 @@ namespace foo {
 
 at::Tensor & silu_out(const at::Tensor & self, at::Tensor & out) {
   namespace rt = scaffold::runtime;
+  rt::StructuredOut<at::native::structured_silu_out> op(out, {self});
+  if (op.native()) {
+    op.meta(op.input(0));
+    if (op.fits()) {
+      op.launch("silu.out", [](auto& op) { op.impl(op.input(0), op.output()); });
+      return out;
+    }
+  }
+  // out must be resized first, or an argument is on another device: inline.
   const rt::KernelCall call("silu.out", out);
   rt::OutputView o = call.output(out);
   at::cpu::silu_out(o.host(), call.input(self, "self"));

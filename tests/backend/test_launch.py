@@ -245,6 +245,69 @@ def test_nll_loss_and_its_backward_are_launched(reduction: int) -> None:
         torch.testing.assert_close(value.cpu(), want)
 
 
+# Kernels of the layers and masks real models use whose CPU kernel writes an out= tensor, allocates
+# its result or works in place: each case maps (x, y, positive mask, small integer indices) to its
+# results.
+F = torch.nn.functional
+MODEL_KERNELS: dict[str, Callable[..., object]] = {
+    "pow (a variance)": lambda x, y, m, i: x.pow(2),
+    "pow, fractional": lambda x, y, m, i: x.abs().pow(0.5),
+    "silu in place": lambda x, y, m, i: F.silu(x.clone(), inplace=True),
+    "sigmoid backward": lambda x, y, m, i: torch.ops.aten.sigmoid_backward(y, x.sigmoid()),
+    "tanh backward": lambda x, y, m, i: torch.ops.aten.tanh_backward(y, x.tanh()),
+    "hardsigmoid": lambda x, y, m, i: F.hardsigmoid(x),
+    "hardsigmoid backward": lambda x, y, m, i: torch.ops.aten.hardsigmoid_backward(y, x),
+    "hardswish backward": lambda x, y, m, i: torch.ops.aten.hardswish_backward(y, x),
+    "minimum": lambda x, y, m, i: torch.minimum(x, y),
+    "isneginf": lambda x, y, m, i: torch.isneginf(x.log()),
+    "comparisons with a tensor": lambda x, y, m, i: (x == y, x != y, x > y, x < y, x >= y, x <= y),
+    "comparison into a float out=": lambda x, y, m, i: torch.lt(x, y, out=torch.empty_like(x)),
+    "comparisons with a scalar": lambda x, y, m, i: (x == 0.5, x != 0.5, x > 0, x < 0, x >= 0, x <= 0),
+    "embedding backward": lambda x, y, m, i: torch.ops.aten.embedding_dense_backward(y[:6, :5], i, 9, -1, False),
+    "embedding backward, padding and frequency": lambda x, y, m, i: torch.ops.aten.embedding_dense_backward(
+        y[:6, :5], i, 9, 2, True
+    ),
+    "roll": lambda x, y, m, i: (torch.roll(x, (3, -2), (0, 1)), torch.roll(x, 5, -1)),
+    "masked fill in place": lambda x, y, m, i: (x.clone().masked_fill_(m, -1e4), x.clone().masked_fill_(m[0], 1.5)),
+}
+
+
+@pytest.mark.parametrize("case", list(MODEL_KERNELS))
+def test_kernels_of_model_layers_are_launched(case: str) -> None:
+    """Inline, each would wait for all the work before it: a step of a model that uses it would stop
+    feeding the stream there (a squeeze-and-excitation block, an RMS norm, an attention mask)."""
+    fn = MODEL_KERNELS[case]
+    x, y = matrices(16)
+    indices = torch.tensor([1, 2, 2, 8, 0, 2])
+    operands = (x, y, x > 0, indices)
+    on_device = tuple(t.to("foo") for t in operands)
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+    with paused(s), foo.stream(s):
+        got = fn(*on_device)
+        assert not s.query()  # returned before running
+    expected = fn(*operands)
+    got_all = got if isinstance(got, tuple) else (got,)
+    expected_all = expected if isinstance(expected, tuple) else (expected,)
+    for value, want in zip(got_all, expected_all, strict=True):
+        assert isinstance(value, torch.Tensor) and isinstance(want, torch.Tensor)
+        assert (value.shape, value.dtype, value.stride()) == (want.shape, want.dtype, want.stride()), case
+        torch.testing.assert_close(value.cpu(), want, msg=case)
+
+
+def test_roll_and_masked_fill_raise_what_the_cpu_refuses_at_the_call() -> None:
+    x = torch.randn(4, 4, device="foo")
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        torch.roll(x, (1, 2), (0,))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.roll(x, 1, 2)
+    with pytest.raises(RuntimeError, match="cannot be converted to type .*Half without overflow"):
+        x.half().masked_fill_(x > 0, -1e9)
+    with pytest.raises(RuntimeError, match="argument .mask. is a 2-dim tensor on cpu"):
+        x.masked_fill_(torch.ones(4, 4, dtype=torch.bool), 1.0)
+    torch.testing.assert_close(torch.roll(x.t(), 1, 0).cpu(), torch.roll(x.cpu().t(), 1, 0))  # inline
+
+
 def test_a_target_out_of_range_fails_the_launched_loss_at_the_next_synchronisation() -> None:
     scores = torch.randn(2, 3, device="foo").log_softmax(1)
     with pytest.raises(IndexError, match="Target 7 is out of bounds.*reported at the next synchronisation"):
@@ -256,6 +319,7 @@ CAT_CASES: dict[str, tuple[list[tuple[int, ...]], int]] = {
     "rows": ([(2, 3), (4, 3), (1, 3)], 0),
     "last dim, negative": ([(2, 3, 4), (2, 3, 2)], -1),
     "one tensor": ([(5,)], 0),
+    "after a legacy empty tensor": ([(0,), (2, 2, 3)], -2),  # a key cache's first concatenation
 }
 
 

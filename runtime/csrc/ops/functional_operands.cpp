@@ -152,9 +152,9 @@ bool FunctionalOperands::meta_converts_inputs() const {
       return true;
     }
   }
-  if (existing_output_ && device_operand(host_out_)) {
-    return true;
-  }
+  // An existing output of another dtype (a comparison's bool out=) is not
+  // converted by meta(): TensorIterator's common dtype is the inputs', and
+  // the result is cast into such an output when impl() runs.
   // An integral or boolean operand: ops that compute in floating point (true
   // division, sqrt, exp, ...) promote it to float in meta(); which ops do is
   // not known here, so every such call waits (x / (1 + x.abs()) on int64 read

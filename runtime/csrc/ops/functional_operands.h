@@ -99,9 +99,9 @@ class FunctionalOperands {
   void wait(bool runs_inline = true) const;
   // True when a TensorIterator meta() on the CPU may convert inputs to the
   // common dtype right away -- a copy that reads them on the caller: the
-  // device operands (the inputs and an existing output) are not all of one
-  // dtype, a CPU scalar is of a higher category than they are, or they are
-  // integral or boolean (promoted to float by ops computing in floating point).
+  // device inputs are not all of one dtype, a CPU scalar is of a higher
+  // category than they are, or they are integral or boolean (promoted to
+  // float by ops computing in floating point).
   bool meta_converts_inputs() const;
   // For CPU kernels that can only allocate their result themselves (run
   // inline, after wait()): a copy of `host_result` on the device, with the
