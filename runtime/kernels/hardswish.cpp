@@ -5,7 +5,9 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ops/empty.h>
 #include <ATen/ops/hardswish_cpu_dispatch.h>
+#include "host_kernel_launch.h"
 #include "kernel_support.h"
 
 namespace foo {
@@ -34,6 +36,23 @@ at::Tensor & hardswish_out(const at::Tensor & self, at::Tensor & out) {
 
 at::Tensor & hardswish_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
+  // Launched for a dense tensor (the in-place activation of a mobile network's blocks). What the
+  // CPU kernel refuses without reading data (a dtype it has no loop for) is raised here first, by
+  // the same kernel on a 0-dim host twin. Other layouts run inline, where the CPU kernel does
+  // every check.
+  if (self.is_non_overlapping_and_dense()) {
+    rt::HostKernelLaunch launch({self});
+    if (launch.native()) {
+      at::Tensor twin = at::empty({}, self.options().device(c10::kCPU));
+      at::cpu::hardswish_(twin);
+      launch.run("hardswish_", [](const rt::HostViews& in) {
+        at::Tensor host_self = in[0];
+        at::cpu::hardswish_(host_self);
+        return std::make_tuple();
+      });
+      return self;
+    }
+  }
   rt::InplaceElementwise e(self, {});
   if (!e.native()) {
     const rt::KernelCall call("hardswish_", self, "self"); // raises the layout error

@@ -268,6 +268,7 @@ MODEL_KERNELS: dict[str, Callable[..., object]] = {
         y[:6, :5], i, 9, 2, True
     ),
     "roll": lambda x, y, m, i: (torch.roll(x, (3, -2), (0, 1)), torch.roll(x, 5, -1)),
+    "hardswish in place": lambda x, y, m, i: F.hardswish(x.clone(), inplace=True),
     "masked fill in place": lambda x, y, m, i: (x.clone().masked_fill_(m, -1e4), x.clone().masked_fill_(m[0], 1.5)),
 }
 
@@ -295,7 +296,7 @@ def test_kernels_of_model_layers_are_launched(case: str) -> None:
         torch.testing.assert_close(value.cpu(), want, msg=case)
 
 
-def test_roll_and_masked_fill_raise_what_the_cpu_refuses_at_the_call() -> None:
+def test_roll_masked_fill_and_hardswish_raise_what_the_cpu_refuses_at_the_call() -> None:
     x = torch.randn(4, 4, device="foo")
     with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
         torch.roll(x, (1, 2), (0,))
@@ -305,6 +306,8 @@ def test_roll_and_masked_fill_raise_what_the_cpu_refuses_at_the_call() -> None:
         x.half().masked_fill_(x > 0, -1e9)
     with pytest.raises(RuntimeError, match="argument .mask. is a 2-dim tensor on cpu"):
         x.masked_fill_(torch.ones(4, 4, dtype=torch.bool), 1.0)
+    with pytest.raises(NotImplementedError, match="Long"):
+        F.hardswish(torch.ones(3, dtype=torch.long, device="foo"), inplace=True)
     torch.testing.assert_close(torch.roll(x.t(), 1, 0).cpu(), torch.roll(x.cpu().t(), 1, 0))  # inline
 
 

@@ -21,6 +21,8 @@ from torch_foo.models.checks import run_model
 from torch_foo.models.driver import run_worker
 from torch_foo.models.report import build_report, compare_reports
 
+from foo_testing import foo
+
 DEVICE = "foo"
 LIBRARIES = ("torchvision", "timm", "transformers")
 needs_libraries = pytest.mark.skipif(
@@ -180,3 +182,46 @@ def test_a_language_model_passes_compiled_and_amp_training(tmp_path: Path) -> No
     report = _run_harness(tmp_path, "--models", "transformers.gpt2", "--stages", "compiled", "amp-train")
     stages = report["models"]["transformers.gpt2"]["stages"]
     assert {stage: data["status"] for stage, data in stages.items()} == {"compiled": "pass", "amp-train": "pass"}
+
+
+# What still runs inline in an eager training step (forward, backward, AdamW): an inline kernel waits
+# for all the work queued before it, so the host stops feeding the device there. Only kernels whose
+# output shape the host cannot know before the data are left, and these few, at a forward's start:
+# GPT-2's position ids (arange into an out= it resizes), swin's relative position bias (index, and
+# its backward).
+INLINE_KERNELS_OF_A_STEP = {
+    "torchvision.mobilenet_v3_small": set(),
+    "torchvision.efficientnet_b0": set(),
+    "torchvision.swin": {"index.Tensor_out", "_index_put_impl_"},
+    "transformers.gpt2": {"arange.start_out"},
+}
+
+
+@needs_libraries
+@pytest.mark.parametrize("name", list(INLINE_KERNELS_OF_A_STEP))
+def test_a_training_step_runs_its_kernels_launched(name: str, tmp_path: Path) -> None:
+    from torch.profiler import ProfilerActivity, profile
+    from torch_foo.models.catalogue import BY_NAME
+
+    torch.manual_seed(0)
+    workload = BY_NAME[name].build()
+    model = workload.model.to(DEVICE)
+    inputs = {key: value.to(DEVICE) if isinstance(value, torch.Tensor) else value
+              for key, value in workload.inputs.items()}
+    optimizer = torch.optim.AdamW(model.parameters())
+
+    def step() -> None:
+        optimizer.zero_grad()
+        workload.loss(model(**inputs)).backward()
+        optimizer.step()
+
+    step()  # AdamW's state exists from here on
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        step()
+        foo.synchronize()
+    trace = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(trace))
+    events = json.loads(trace.read_text())["traceEvents"]
+    inline = {event["name"].removeprefix("foo_kernel::") for event in events
+              if event.get("cat") == "kernel" and "inline" in event["args"]}
+    assert inline == INLINE_KERNELS_OF_A_STEP[name]
