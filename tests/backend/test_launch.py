@@ -268,6 +268,8 @@ MODEL_KERNELS: dict[str, Callable[..., object]] = {
         y[:6, :5], i, 9, 2, True
     ),
     "roll": lambda x, y, m, i: (torch.roll(x, (3, -2), (0, 1)), torch.roll(x, 5, -1)),
+    "contiguous copy of a transpose": lambda x, y, m, i: x.t().contiguous(),
+    "copy into a strided tensor, broadcast": lambda x, y, m, i: y.clone().t().copy_(x[0]),
     "hardswish in place": lambda x, y, m, i: F.hardswish(x.clone(), inplace=True),
     "masked fill in place": lambda x, y, m, i: (x.clone().masked_fill_(m, -1e4), x.clone().masked_fill_(m[0], 1.5)),
 }
@@ -309,6 +311,18 @@ def test_roll_masked_fill_and_hardswish_raise_what_the_cpu_refuses_at_the_call()
     with pytest.raises(NotImplementedError, match="Long"):
         F.hardswish(torch.ones(3, dtype=torch.long, device="foo"), inplace=True)
     torch.testing.assert_close(torch.roll(x.t(), 1, 0).cpu(), torch.roll(x.cpu().t(), 1, 0))  # inline
+
+
+def test_a_copy_within_the_device_raises_what_the_cpu_refuses_at_the_call() -> None:
+    x = torch.arange(8.0, device="foo")
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        x[1:].copy_(x[:-1])
+    with pytest.raises(RuntimeError, match="must match the size"):
+        torch.empty(3, device="foo").copy_(torch.ones(4, device="foo"))
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        torch.empty(1, device="foo").expand(4).copy_(x[:4])
+    z = torch.randn(3, dtype=torch.complex64)
+    torch.testing.assert_close(z.to("foo").t().contiguous().cpu(), z)  # complex: inline
 
 
 def test_a_target_out_of_range_fails_the_launched_loss_at_the_next_synchronisation() -> None:

@@ -1,6 +1,8 @@
 #include "core_ops.h"
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorFactories.h>
@@ -292,6 +294,25 @@ at::Tensor & set_(at::Tensor & self, const at::Tensor & source) {
 
 // ---- Copies ------------------------------------------------------------------------
 
+namespace {
+
+// A copy within one device that the CPU copy cannot refuse or warn about once
+// launched: of one dtype, self expandable to dst, no overlap between them or
+// within dst, neither complex nor carrying conj/neg bits. Casts stay inline:
+// launched, T5's step under autocast read non-finite values after an eager
+// step in the same process -- an ordering this runtime does not yet explain.
+bool launches_as_device_copy(const at::Tensor& self, const at::Tensor& dst) {
+  if (!on_device(self) || !on_device(dst) || self.device() != dst.device() || self.is_complex() || self.scalar_type() != dst.scalar_type() ||
+      dst.is_complex() || self.is_conj() || self.is_neg() || dst.is_conj() || dst.is_neg() ||
+      !at::is_expandable_to(self.sizes(), dst.sizes())) {
+    return false;
+  }
+  return at::has_internal_overlap(dst) == at::MemOverlap::No &&
+      at::get_overlap_status(dst, self) == at::MemOverlapStatus::No;
+}
+
+} // namespace
+
 at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking) {
   TORCH_CHECK(self.defined() && dst.defined(), "_copy_from: got an undefined tensor");
   TORCH_CHECK(
@@ -318,12 +339,29 @@ at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_
   if (dst.numel() == 0) {
     return dst;
   }
+  if (on_device(self) && on_device(dst)) {
+    // Refused as by the CPU's and CUDA's copy, also where a byte copy could
+    // do it (as memmove): a written-to tensor overlapping itself or its source.
+    at::assert_no_internal_overlap(dst);
+    at::assert_no_partial_overlap(dst, self);
+  }
   if (is_bytewise_copy(self, dst)) {
     enqueue_bytewise_copy(self, dst, non_blocking);
     return dst;
   }
-  // Anything else -- dtype conversion, broadcasting, non-contiguous on
-  // either side, conj/neg bits -- is ATen's CPU copy between host views.
+  if (launches_as_device_copy(self, dst)) {
+    // A strided copy within one device (a permuted tensor made contiguous):
+    // ATen's CPU copy between host views, launched.
+    // Run inline, it would wait for all the work before it -- an attention
+    // layer's transposes would drain the stream once each.
+    launch(dst.device().index(), "copy_", [host_dst = launch_host_view(dst), host_src = launch_host_view(self)]() mutable {
+      at::native::copy_(host_dst, host_src, /*non_blocking=*/false);
+    });
+    return dst;
+  }
+  // Anything else -- host memory on one side, a cast, complex values,
+  // conj/neg bits, what the CPU copy refuses -- is ATen's CPU copy between
+  // host views, inline: it raises at the call and reads host memory now.
   at::Tensor host_dst = on_device(dst) ? host_view(dst) : dst;
   const at::Tensor host_src = on_device(self) ? host_view(self) : self;
   at::native::copy_(host_dst, host_src, non_blocking);
