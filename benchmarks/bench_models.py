@@ -10,7 +10,10 @@ Each side runs in its own process, as a user's training process would: in one pr
 stream worker brings a second OpenMP team, and with more OpenMP threads than cores libgomp throttles
 its spin-waiting, which slows the CPU's step by up to 3x. The two sides are built and warmed up
 (and compiled, with --compiled) one after the other; then the timed steps alternate between them in
-blocks, so the machine's noise hits both alike, and the median of each is compared. Goals: eager
+blocks, so the machine's noise hits both alike, and the median of each is compared. Each block
+starts with an untimed step: a training loop runs its steps back to back, and the first step after
+a side sat idle (its worker and OpenMP threads asleep, its caches cold) measured that wake-up
+instead (GPT-2's device step 5.3 ms in blocks of 2 such steps, 2.4 ms warm). Goals: eager
 within 1.2x of the CPU for every model and 1.05x as a geometric mean; compiled within 1.1x of the
 CPU compiled.
 """
@@ -92,6 +95,7 @@ def _side(conn: Connection, name: str, where: str, compiled: bool, warmup: int) 
                             return
                     reply: Reply = ("ready", None)
                 elif command == "run" and step is not None:
+                    step()  # untimed: the first step after the other side's block wakes this side's threads
                     times: list[float] = []
                     for _ in range(count):
                         started = time.perf_counter()
