@@ -5,6 +5,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/masked_fill_cpu_dispatch.h>
 #include <ATen/ops/zeros.h>
@@ -19,14 +20,10 @@ at::Tensor & masked_fill_(at::Tensor & self, const at::Tensor & mask, const at::
   // Launched when nothing is left for the CPU kernel to refuse or warn about: self dense and
   // apart from the mask, the mask broadcastable to self. Inline, an attention mask filled in the
   // middle of a forward would wait for all the work before it.
-  if (self.is_non_overlapping_and_dense() && mask.dim() <= self.dim() && !mask.storage().is_alias_of(self.storage())) {
-    bool broadcastable = true;
-    for (int64_t i = 1; broadcastable && i <= mask.dim(); ++i) {
-      const int64_t size = mask.size(-i);
-      broadcastable = size == 1 || size == self.size(-i);
-    }
+  if (self.is_non_overlapping_and_dense() && at::is_expandable_to(mask.sizes(), self.sizes()) &&
+      !mask.storage().is_alias_of(self.storage())) {
     rt::HostKernelLaunch launch({self, mask});
-    if (broadcastable && launch.native()) {
+    if (launch.native()) {
       // What the CPU kernel checks before reading data (a value self's dtype cannot hold), raised
       // here at the call: the same kernel on a 0-dim host twin.
       at::Tensor twin = at::empty({}, self.options().device(c10::kCPU));

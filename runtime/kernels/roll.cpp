@@ -13,7 +13,7 @@ namespace foo {
 
 at::Tensor roll(const at::Tensor & self, at::IntArrayRef shifts, at::IntArrayRef dims) {
   namespace rt = scaffold::runtime;
-  // Launched for a contiguous tensor rolled along distinct, valid dims (a shifted window's
+  // Launched for a contiguous tensor rolled along valid dims (a shifted window's
   // attention rolls its feature map before and after each block): the CPU kernel's result,
   // contiguous then, is copied into a device tensor like self. Anything else runs inline, where
   // the CPU kernel checks shifts and dims at the call and decides the result's strides.

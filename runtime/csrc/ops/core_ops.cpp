@@ -302,9 +302,9 @@ namespace {
 // launched, T5's step under autocast read non-finite values after an eager
 // step in the same process -- an ordering this runtime does not yet explain.
 bool launches_as_device_copy(const at::Tensor& self, const at::Tensor& dst) {
-  if (!on_device(self) || !on_device(dst) || self.device() != dst.device() || self.is_complex() || self.scalar_type() != dst.scalar_type() ||
-      dst.is_complex() || self.is_conj() || self.is_neg() || dst.is_conj() || dst.is_neg() ||
-      !at::is_expandable_to(self.sizes(), dst.sizes())) {
+  if (!on_device(self) || !on_device(dst) || self.device() != dst.device() ||
+      self.scalar_type() != dst.scalar_type() || self.is_complex() || self.is_conj() || self.is_neg() ||
+      dst.is_conj() || dst.is_neg() || !at::is_expandable_to(self.sizes(), dst.sizes())) {
     return false;
   }
   return at::has_internal_overlap(dst) == at::MemOverlap::No &&
