@@ -270,6 +270,9 @@ MODEL_KERNELS: dict[str, Callable[..., object]] = {
     "roll": lambda x, y, m, i: (torch.roll(x, (3, -2), (0, 1)), torch.roll(x, 5, -1)),
     "contiguous copy of a transpose": lambda x, y, m, i: x.t().contiguous(),
     "copy into a strided tensor, broadcast": lambda x, y, m, i: y.clone().t().copy_(x[0]),
+    "casts (autocast's weights, masks to float)": lambda x, y, m, i: (x.half(), x.t().to(torch.bfloat16), m.float(),
+                                                                      x.to(torch.int64), x.to(torch.complex64)),
+    "cast into a strided tensor": lambda x, y, m, i: torch.empty_like(x, dtype=torch.float64).t().copy_(x),
     "hardswish in place": lambda x, y, m, i: F.hardswish(x.clone(), inplace=True),
     "masked fill in place": lambda x, y, m, i: (x.clone().masked_fill_(m, -1e4), x.clone().masked_fill_(m[0], 1.5)),
 }
@@ -516,6 +519,27 @@ def test_mixed_dtypes_wait_for_queued_work_before_meta_reads_them() -> None:
         assert_still_waiting(thread)
     thread.join()
     torch.testing.assert_close(result[0], a.sum(dim=1) + a.argmax(dim=1))
+
+
+def test_an_in_place_op_with_mixed_dtypes_waits_for_queued_work_before_meta_reads_them() -> None:
+    # self of an in-place op is one of TensorIterator's inputs: complex self.mul_(float other)
+    # converts other to complex in meta(), on the caller, which must come after the exp queued
+    # before it (test_ops found the complex-by-channels-last-float case reading stale memory).
+    a, _ = matrices(16)
+    x = a.to("foo")
+    z = torch.complex(a, -a).to("foo")
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+
+    def scale() -> torch.Tensor:
+        with foo.stream(s):
+            return z.clone().mul_(x.exp()).cpu()
+
+    with paused(s):
+        thread, result = blocked_call(scale)
+        assert_still_waiting(thread)
+    thread.join()
+    torch.testing.assert_close(result[0], torch.complex(a, -a) * a.exp())
 
 
 def test_true_division_of_integers_waits_for_queued_work_before_meta_reads_them() -> None:

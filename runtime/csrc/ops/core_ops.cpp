@@ -297,13 +297,12 @@ at::Tensor & set_(at::Tensor & self, const at::Tensor & source) {
 namespace {
 
 // A copy within one device that the CPU copy cannot refuse or warn about once
-// launched: of one dtype, self expandable to dst, no overlap between them or
-// within dst, neither complex nor carrying conj/neg bits. Casts stay inline:
-// launched, T5's step under autocast read non-finite values after an eager
-// step in the same process -- an ordering this runtime does not yet explain.
+// launched: self expandable to dst, no overlap between them or within dst,
+// self not complex (a complex-to-real cast warns), neither carrying conj/neg
+// bits. Casts are launched too: autocast casts every weight once per step.
 bool launches_as_device_copy(const at::Tensor& self, const at::Tensor& dst) {
   if (!on_device(self) || !on_device(dst) || self.device() != dst.device() ||
-      self.scalar_type() != dst.scalar_type() || self.is_complex() || self.is_conj() || self.is_neg() ||
+      self.is_complex() || self.is_conj() || self.is_neg() ||
       dst.is_conj() || dst.is_neg() || !at::is_expandable_to(self.sizes(), dst.sizes())) {
     return false;
   }
@@ -350,8 +349,9 @@ at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_
     return dst;
   }
   if (launches_as_device_copy(self, dst)) {
-    // A strided copy within one device (a permuted tensor made contiguous):
-    // ATen's CPU copy between host views, launched.
+    // A strided copy or a cast within one device (a permuted tensor made
+    // contiguous, a weight cast by autocast): ATen's CPU copy between host
+    // views, launched.
     // Run inline, it would wait for all the work before it -- an attention
     // layer's transposes would drain the stream once each.
     launch(dst.device().index(), "copy_", [host_dst = launch_host_view(dst), host_src = launch_host_view(self)]() mutable {
@@ -359,7 +359,7 @@ at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_
     });
     return dst;
   }
-  // Anything else -- host memory on one side, a cast, complex values,
+  // Anything else -- host memory on one side, complex values,
   // conj/neg bits, what the CPU copy refuses -- is ATen's CPU copy between
   // host views, inline: it raises at the call and reads host memory now.
   at::Tensor host_dst = on_device(dst) ? host_view(dst) : dst;

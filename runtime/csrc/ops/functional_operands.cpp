@@ -123,7 +123,7 @@ void FunctionalOperands::wait(bool runs_inline) const {
   }
 }
 
-bool FunctionalOperands::meta_converts_inputs() const {
+bool FunctionalOperands::meta_converts_inputs(bool output_is_input) const {
   const auto category = [](at::ScalarType t) {
     return c10::isComplexType(t) ? 3 : c10::isFloatingType(t) ? 2 : t == at::kBool ? 0 : 1;
   };
@@ -137,6 +137,10 @@ bool FunctionalOperands::meta_converts_inputs() const {
     }
     return *device_dtype != t.scalar_type();
   };
+  if (output_is_input) {
+    TORCH_INTERNAL_ASSERT(existing_output_, "meta_converts_inputs: an in-place op without its self");
+    device_operand(host_out_);
+  }
   for (size_t i = 0; i < kMaxInputs; ++i) {
     const at::Tensor& t = inputs_[i];
     if (!t.defined()) {
@@ -152,9 +156,11 @@ bool FunctionalOperands::meta_converts_inputs() const {
       return true;
     }
   }
-  // An existing output of another dtype (a comparison's bool out=) is not
+  // An out= tensor of another dtype (a comparison's bool out=) is not
   // converted by meta(): TensorIterator's common dtype is the inputs', and
-  // the result is cast into such an output when impl() runs.
+  // the result is cast into such an output when impl() runs. self of an
+  // in-place op is an input (counted above): complex self.mul_(float other)
+  // converts other on the caller.
   // An integral or boolean operand: ops that compute in floating point (true
   // division, sqrt, exp, ...) promote it to float in meta(); which ops do is
   // not known here, so every such call waits (x / (1 + x.abs()) on int64 read

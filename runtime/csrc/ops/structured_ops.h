@@ -87,7 +87,7 @@ class StructuredOp final : public Structured {
     return operands_.take_result();
   }
   bool meta_converts_inputs() const {
-    return operands_.meta_converts_inputs();
+    return operands_.meta_converts_inputs(/*output_is_input=*/kind_ == OutputKind::Inplace);
   }
   // Before a meta() that reads operands on the caller; the op is launched after.
   void wait() const {
