@@ -542,6 +542,52 @@ def test_an_in_place_op_with_mixed_dtypes_waits_for_queued_work_before_meta_read
     torch.testing.assert_close(result[0], torch.complex(a, -a) * a.exp())
 
 
+WAIT_HOLDING_THE_GIL = """
+import threading
+import torch
+import torch_foo
+from torch._dispatch.python import enable_python_dispatcher
+
+foo = torch.foo
+s = foo.Stream()
+x = torch.arange(1000.0, device="foo")
+y = torch.ones(1000, device="foo")
+s.wait_stream(foo.current_stream())
+foo._pause_stream_for_testing(s, True)
+with foo.stream(s):
+    doubled = y * 2  # queued: its work holds y's storage
+storage = y.untyped_storage()
+del y, storage  # the storage's Python object is now owned by the queued work, freed on the worker
+result = []
+
+def total() -> None:
+    # Through Python's dispatcher (as Inductor's constant folding calls it), .item() runs holding
+    # the GIL; the worker needs it to free y's storage.
+    with foo.stream(s), enable_python_dispatcher():
+        result.append(x.sum().item())
+
+thread = threading.Thread(target=total)
+thread.start()
+thread.join(0.5)  # returns only once the waiting thread has let go of the GIL
+assert thread.is_alive(), "item() returned before the paused stream ran"
+foo._pause_stream_for_testing(s, False)
+thread.join()
+print(result[0], doubled.sum().item())
+"""
+
+
+def test_a_host_thread_waiting_for_the_stream_releases_the_gil() -> None:
+    # Kept by the waiting thread, the GIL deadlocked Inductor's compile of GPT-2: .item() waited
+    # for the stream while the worker waited for the GIL to free a storage's Python object.
+    try:
+        process = subprocess.run([sys.executable, "-c", WAIT_HOLDING_THE_GIL], capture_output=True, text=True,
+                                 timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("deadlock: a thread waiting for the stream kept the GIL")
+    assert process.returncode == 0, process.stderr[-3000:]
+    assert process.stdout.split() == ["499500.0", "2000.0"]
+
+
 def test_true_division_of_integers_waits_for_queued_work_before_meta_reads_them() -> None:
     # int64 / int64 is a float division: meta() converts both int64 inputs to float on the caller,
     # so it must wait for the add queued before it (the OpInfo sweep found softsign, cov and

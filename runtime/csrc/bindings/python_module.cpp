@@ -20,6 +20,7 @@
 #include <c10/util/Exception.h>
 
 #include "allocator.h"
+#include "blocking_wait.h"
 #include "device.h"
 #include "generator.h"
 #include "python_memory.h"
@@ -392,6 +393,16 @@ PyModuleDef module_def = {
     nullptr, // m_free
 };
 
+// The runtime's blocking waits release the GIL held by an op called from
+// Python (blocking_wait.h).
+void* release_gil_if_held() {
+  return Py_IsInitialized() != 0 && PyGILState_Check() != 0 ? PyEval_SaveThread() : nullptr;
+}
+
+void restore_gil(void* thread_state) {
+  PyEval_RestoreThread(static_cast<PyThreadState*>(thread_state));
+}
+
 } // namespace
 } // namespace scaffold::runtime
 
@@ -419,6 +430,7 @@ PyMODINIT_FUNC PyInit__C() {
     return nullptr;
   }
   Py_DECREF(ok);
+  set_blocking_wait_hooks({&release_gil_if_held, &restore_gil});
   PyObject* module = PyModule_Create(&module_def);
   if (module != nullptr && PyModule_AddFunctions(module, memory_methods()) != 0) {
     Py_DECREF(module);

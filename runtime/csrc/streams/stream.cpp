@@ -8,6 +8,7 @@
 #include <c10/core/DeviceType.h>
 #include <c10/util/Exception.h>
 
+#include "blocking_wait.h"
 #include "device.h"
 #include "launch_errors.h"
 #include "status.h"
@@ -163,8 +164,23 @@ int stream_priority(const c10::Stream& stream) {
   return priority;
 }
 
+namespace {
+
+// drvStreamSynchronize, with the GIL released when it has to block (see
+// blocking_wait.h). An idle stream -- most host views' waits -- keeps it.
+void block_on(drvStream_t stream) {
+  if (drvStreamQuery(stream) != drvErrorNotReady) {
+    SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(stream)); // returns at once, or reports an error
+    return;
+  }
+  const BlockingWait blocking;
+  SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(stream));
+}
+
+} // namespace
+
 void wait_for_current_stream(c10::DeviceIndex device) {
-  SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(lookup(device, t_current_stream[device])));
+  block_on(lookup(device, t_current_stream[device]));
   check_launch_errors(device);
 }
 
@@ -196,7 +212,7 @@ bool query_stream(const c10::Stream& stream) {
 }
 
 void synchronize_stream(const c10::Stream& stream) {
-  SCAFFOLD_DRIVER_CHECK(drvStreamSynchronize(driver_stream(stream)));
+  block_on(driver_stream(stream));
   check_launch_errors(stream.device_index());
 }
 
@@ -205,7 +221,11 @@ void synchronize_device(c10::DeviceIndex device) {
   int previous = 0;
   SCAFFOLD_DRIVER_CHECK(drvGetDevice(&previous));
   SCAFFOLD_DRIVER_CHECK(drvSetDevice(device));
-  const drvError_t status = drvDeviceSynchronize();
+  drvError_t status = drvSuccess;
+  {
+    const BlockingWait blocking;
+    status = drvDeviceSynchronize();
+  }
   (void)drvSetDevice(previous);
   SCAFFOLD_DRIVER_CHECK(status);
   check_launch_errors(device);
@@ -270,7 +290,10 @@ bool query_event(void* event) {
 void synchronize_event(void* event) {
   if (event != nullptr) {
     auto* e = static_cast<Event*>(event);
-    SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(e->handle));
+    {
+      const BlockingWait blocking;
+      SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(e->handle));
+    }
     check_launch_errors(e->device);
   }
 }
@@ -298,8 +321,11 @@ double event_elapsed_ms(void* start, void* end, c10::DeviceIndex device) {
       "elapsed_time: events must be recorded on ",
       device_string(device));
   // As in CUDA, elapsed time needs completed events: wait for them.
-  SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(a->handle));
-  SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(b->handle));
+  {
+    const BlockingWait blocking;
+    SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(a->handle));
+    SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(b->handle));
+  }
   float ms = 0;
   SCAFFOLD_DRIVER_CHECK(drvEventElapsedTime(&ms, a->handle, b->handle));
   return ms;
