@@ -267,6 +267,9 @@ MODEL_KERNELS: dict[str, Callable[..., object]] = {
     "embedding backward, padding and frequency": lambda x, y, m, i: torch.ops.aten.embedding_dense_backward(
         y[:6, :5], i, 9, 2, True
     ),
+    "arange (position ids)": lambda x, y, m, i: (torch.arange(x.shape[0], device=x.device),
+                                                 torch.arange(2, 9, 0.5, dtype=torch.float16, device=x.device),
+                                                 torch.arange(0, 16, out=torch.empty(16, device=x.device))),
     "roll": lambda x, y, m, i: (torch.roll(x, (3, -2), (0, 1)), torch.roll(x, 5, -1)),
     "contiguous copy of a transpose": lambda x, y, m, i: x.t().contiguous(),
     "copy into a strided tensor, broadcast": lambda x, y, m, i: y.clone().t().copy_(x[0]),
