@@ -14,7 +14,7 @@
 
 #include "cpu_fallback.h"
 #include "host_view_fallback.h"
-#include <ATen/ops/cumsum_ops.h>
+#include <ATen/ops/cumprod_ops.h>
 #include <ATen/ops/topk_ops.h>
 
 #include <array>
@@ -48,8 +48,8 @@ void boxed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   rt::boxed_cpu_fallback(kPolicy, op, stack);
 }
 
-at::Tensor & fallback_cumsum_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
-  return at::native::call_fallback_fn_symint<&run_on_cpu, at::_ops::cumsum_out>::call(self, dim, dtype, out);
+at::Tensor & fallback_cumprod_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  return at::native::call_fallback_fn_symint<&run_on_cpu, at::_ops::cumprod_out>::call(self, dim, dtype, out);
 }
 
 ::std::tuple<at::Tensor &,at::Tensor &> fallback_topk_values(const at::Tensor & self, c10::SymInt k, int64_t dim, bool largest, bool sorted, at::Tensor & values, at::Tensor & indices) {
@@ -64,7 +64,7 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 
 // fallback.explicit: typed per-op wrappers, registered like kernels, allowed whatever the default.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cumsum.out", TORCH_FN(fallback_cumsum_out));
+  m.impl("cumprod.out", TORCH_FN(fallback_cumprod_out));
   m.impl("topk.values", TORCH_FN(fallback_topk_values));
 }
 

@@ -56,6 +56,7 @@
 #include "native/convolution_backward_overrideable.h"
 #include "native/convolution_overrideable.h"
 #include "native/cos.h"
+#include "native/cumsum.h"
 #include "native/div.h"
 #include "native/embedding_dense_backward.h"
 #include "native/empty.h"

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 55 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 56 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_adaptive_avg_pool2d_backward.h"
 #include "native/_copy_from_and_resize.h"
@@ -22,6 +22,7 @@
 #include "native/all.h"
 #include "native/avg_pool2d.h"
 #include "native/convolution_overrideable.h"
+#include "native/cumsum.h"
 #include "native/div.h"
 #include "native/embedding_dense_backward.h"
 #include "native/exp.h"
@@ -182,6 +183,11 @@ at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::
   c10::impl::check_and_update_common_device(common_device, bias, "aten::convolution_overrideable", "bias");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
   return foo::convolution_overrideable(input, weight, bias, C10_AS_INTARRAYREF_SLOW(stride), C10_AS_INTARRAYREF_SLOW(padding), C10_AS_INTARRAYREF_SLOW(dilation), transposed, C10_AS_INTARRAYREF_SLOW(output_padding), groups.guard_int(__FILE__, __LINE__));
+}
+
+at::Tensor & wrapper_cumsum_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::cumsum_out(self, dim, dtype, out);
 }
 
 at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other) {
@@ -443,6 +449,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("all.out", TORCH_FN(wrapper_all_out));
   m.impl("avg_pool2d.out", TORCH_FN(wrapper_avg_pool2d_out));
   m.impl("convolution_overrideable", TORCH_FN(wrapper_convolution_overrideable));
+  m.impl("cumsum.out", TORCH_FN(wrapper_cumsum_out));
   m.impl("div.Tensor", TORCH_FN(wrapper_div_Tensor));
   m.impl("embedding_dense_backward", TORCH_FN(wrapper_embedding_dense_backward));
   m.impl("exp", TORCH_FN(wrapper_exp));

@@ -73,6 +73,7 @@ set(SCAFFOLD_KERNEL_SOURCES
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/convolution_backward_overrideable.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/convolution_overrideable.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/cos.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/cumsum.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_classes/tensor_queue.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_ops/for_each_add_.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/../runtime/kernels/custom_ops/mymuladd.cpp"

@@ -22,7 +22,7 @@ from scaffold_backend.parse.coverage_report import parse_coverage_report
 
 # A small CNN's training step (real model code: conv, pooling, linear, cross entropy, SGD), a
 # custom op, and three ops foo has no kernel for: softplus and adaptive max pooling (boxed
-# fallback) and cumsum (an explicit, typed fallback). The script prints its argv and the fallback counts and
+# fallback) and cumprod (an explicit, typed fallback). The script prints its argv and the fallback counts and
 # exits with the status it is given.
 SCRIPT = textwrap.dedent(
     """
@@ -43,7 +43,7 @@ SCRIPT = textwrap.dedent(
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    torch.cumsum(x.flatten()[:10], 0)
+    torch.cumprod(x.flatten()[:10], 0)
     torch.ops.foo.mymuladd(x, x, 1.0)
     print("counts", json.dumps(torch.foo.fallback_counts()))
     if sys.argv[2] == "raise":
@@ -98,7 +98,7 @@ def test_the_report_of_a_real_script(tmp_path: Path, host_view: str) -> None:
     ops = {op["name"]: op for op in report["ops"]}
     fallback = {name: op["calls"] for name, op in ops.items() if op["path"] == "fallback"}
     assert fallback == printed(result.stdout, "counts")
-    assert {"aten::softplus.out", "aten::adaptive_max_pool2d.out", "aten::cumsum.out"} <= set(fallback)
+    assert {"aten::softplus.out", "aten::adaptive_max_pool2d.out", "aten::cumprod.out"} <= set(fallback)
 
     pool = ops["aten::adaptive_max_pool2d.out"]
     assert pool["shapes"] == [[[4, 8, 16, 16], [4, 8, 8, 8], [4, 8, 8, 8]]]

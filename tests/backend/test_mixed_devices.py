@@ -64,7 +64,7 @@ _CASES = textwrap.dedent(
 
     @case("out= a CPU tensor (explicit fallback)")
     def _():
-        return str(torch.cumsum(torch.ones(2, 3, device=D), 1, out=out).device)
+        return str(torch.cumprod(torch.ones(2, 3, device=D), 1, out=out).device)
 
     out_boxed = torch.full((2, 3), -1.0)
 

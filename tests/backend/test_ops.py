@@ -2483,6 +2483,24 @@ def _arange() -> None:
         torch.arange(0, 10, -1, device=DEVICE)
 
 
+@op_test("cumsum.out")
+def _cumsum() -> None:
+    for dtype in (F32, F64, I64, BOOL, torch.float16):
+        x = rand((3, 4, 5), dtype)
+        for dim in (0, 1, -1):
+            check(lambda t, d=dim: torch.cumsum(t, d), x)
+        check(lambda t: torch.cumsum(t, 1, dtype=F64), x)
+        check_out(lambda t, out: torch.cumsum(t, 2, out=out), x, dtype=I64 if dtype in (I64, BOOL) else dtype)
+    check_inplace(lambda t: t.cumsum_(0), rand((3, 4)))
+    check(lambda t: torch.cumsum(t, 0), rand(()))
+    check(lambda t: torch.cumsum(t, 1), rand((2, 0)))
+    check_outcome(lambda t: torch.cumsum(t, 2), rand((3, 4)))  # dim out of range: the CPU's error
+    check(lambda t: torch.cumsum(t, 0, dtype=I64), rand((3, 4)))  # a float input summed as int64
+    # RoBERTa's position ids: a running count over the padding mask, in int32
+    check(lambda t: (torch.cumsum(t.ne(1).int(), 1).type_as(t) * t.ne(1).int()).long() + 1,
+          torch.tensor([[0, 5, 7, 1, 1], [0, 3, 1, 1, 1]]))
+
+
 @op_test("tril.out", "triu.out")
 def _tril_triu() -> None:
     for fn in (torch.tril, torch.triu):
