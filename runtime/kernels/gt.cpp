@@ -15,6 +15,7 @@ at::Tensor & gt_out(const at::Tensor & self, const at::Scalar & other, at::Tenso
   namespace rt = scaffold::runtime;
   rt::StructuredOut<at::native::structured_gt_Scalar_out> op(out, {self});
   if (op.native()) {
+    op.keeps_integral_inputs(other);
     op.meta(op.input(0), other);
     if (op.fits()) {
       op.launch("gt.Scalar_out", [other](auto& op) { op.impl(op.input(0), other, op.output()); });
@@ -32,6 +33,7 @@ at::Tensor & gt_out(const at::Tensor & self, const at::Tensor & other, at::Tenso
   namespace rt = scaffold::runtime;
   rt::StructuredOut<at::native::structured_gt_Tensor_out> op(out, {self, other});
   if (op.native()) {
+    op.keeps_integral_inputs();
     op.meta(op.input(0), op.input(1));
     if (op.fits()) {
       op.launch("gt.Tensor_out", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });

@@ -263,6 +263,9 @@ MODEL_KERNELS: dict[str, Callable[..., object]] = {
     "comparisons with a tensor": lambda x, y, m, i: (x == y, x != y, x > y, x < y, x >= y, x <= y),
     "comparison into a float out=": lambda x, y, m, i: torch.lt(x, y, out=torch.empty_like(x)),
     "comparisons with a scalar": lambda x, y, m, i: (x == 0.5, x != 0.5, x > 0, x < 0, x >= 0, x <= 0),
+    "masks combined and checked": lambda x, y, m, i: (m & (y > 0), m.all(), m.all(1), (i > 0).all(0, keepdim=True)),
+    "gather (a token's score)": lambda x, y, m, i: (torch.gather(x, 1, i.view(2, 3)), torch.gather(y, 0, i.view(6, 1))),
+    "cumsum (position ids over a padding mask)": lambda x, y, m, i: (torch.cumsum(m.int(), 1), x.cumsum(0)),
     "embedding backward": lambda x, y, m, i: torch.ops.aten.embedding_dense_backward(y[:6, :5], i, 9, -1, False),
     "embedding backward, padding and frequency": lambda x, y, m, i: torch.ops.aten.embedding_dense_backward(
         y[:6, :5], i, 9, 2, True
@@ -589,6 +592,28 @@ def test_a_host_thread_waiting_for_the_stream_releases_the_gil() -> None:
         pytest.fail("deadlock: a thread waiting for the stream kept the GIL")
     assert process.returncode == 0, process.stderr[-3000:]
     assert process.stdout.split() == ["499500.0", "2000.0"]
+
+
+@pytest.mark.parametrize("compare", [lambda t: t > 0.5, lambda t: (t > 0) == 1], ids=["int64 > 0.5", "bool == 1"])
+def test_a_comparison_with_a_scalar_of_a_higher_category_waits_before_meta_reads_them(
+    compare: Callable[[torch.Tensor], torch.Tensor],
+) -> None:
+    # Comparisons keep integral inputs (they launch without waiting), but not beside a scalar of a
+    # higher category: meta() then converts the tensor on the caller, after the abs queued before.
+    ints = torch.arange(-8, 8)
+    x = ints.to("foo")
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+
+    def run() -> torch.Tensor:
+        with foo.stream(s):
+            return compare(x.abs()).cpu()
+
+    with paused(s):
+        thread, result = blocked_call(run)
+        assert_still_waiting(thread)
+    thread.join()
+    torch.testing.assert_close(result[0], compare(ints.abs()))
 
 
 def test_true_division_of_integers_waits_for_queued_work_before_meta_reads_them() -> None:

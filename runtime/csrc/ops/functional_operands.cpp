@@ -123,7 +123,7 @@ void FunctionalOperands::wait(bool runs_inline) const {
   }
 }
 
-bool FunctionalOperands::meta_converts_inputs(bool output_is_input) const {
+bool FunctionalOperands::meta_converts_inputs(bool output_is_input, bool integral_kept) const {
   const auto category = [](at::ScalarType t) {
     return c10::isComplexType(t) ? 3 : c10::isFloatingType(t) ? 2 : t == at::kBool ? 0 : 1;
   };
@@ -164,9 +164,10 @@ bool FunctionalOperands::meta_converts_inputs(bool output_is_input) const {
   // An integral or boolean operand: ops that compute in floating point (true
   // division, sqrt, exp, ...) promote it to float in meta(); which ops do is
   // not known here, so every such call waits (x / (1 + x.abs()) on int64 read
-  // the denominator before its launched add had run).
+  // the denominator before its launched add had run) -- but for ops that
+  // say they keep integral inputs.
   return device_dtype.has_value() &&
-      (scalar_category > category(*device_dtype) || category(*device_dtype) < 2);
+      (scalar_category > category(*device_dtype) || (!integral_kept && category(*device_dtype) < 2));
 }
 
 at::Tensor& FunctionalOperands::make_output(

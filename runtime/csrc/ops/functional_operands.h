@@ -101,10 +101,11 @@ class FunctionalOperands {
   // common dtype right away -- a copy that reads them on the caller: the
   // device inputs are not all of one dtype, a CPU scalar is of a higher
   // category than they are, or they are integral or boolean (promoted to
-  // float by ops computing in floating point). `output_is_input`: the
-  // output is also read (self of an in-place op), so its dtype takes part in
-  // the common dtype; an out= tensor's does not.
-  bool meta_converts_inputs(bool output_is_input) const;
+  // float by ops computing in floating point, unless `integral_kept`: the
+  // op never does, as bitwise ops). `output_is_input`: the output is also
+  // read (self of an in-place op), so its dtype takes part in the common
+  // dtype; an out= tensor's does not.
+  bool meta_converts_inputs(bool output_is_input, bool integral_kept) const;
   // For CPU kernels that can only allocate their result themselves (run
   // inline, after wait()): a copy of `host_result` on the device, with the
   // same sizes and strides.

@@ -32,6 +32,7 @@
 #include <ATen/TensorIterator.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+#include <c10/core/Scalar.h>
 #include <c10/core/ScalarType.h>
 #include <c10/core/TensorOptions.h>
 
@@ -86,8 +87,8 @@ class StructuredOp final : public Structured {
   at::Tensor take_result() {
     return operands_.take_result();
   }
-  bool meta_converts_inputs() const {
-    return operands_.meta_converts_inputs(/*output_is_input=*/kind_ == OutputKind::Inplace);
+  bool meta_converts_inputs(bool integral_kept) const {
+    return operands_.meta_converts_inputs(/*output_is_input=*/kind_ == OutputKind::Inplace, integral_kept);
   }
   // Before a meta() that reads operands on the caller; the op is launched after.
   void wait() const {
@@ -192,7 +193,7 @@ class StructuredCall {
       // than the common one then and there (reading them): that read must
       // come after the work queued before it, so wait for the stream (never
       // busy when launched work runs at its launch).
-      if (op_->native() && !launch_blocking() && op_->meta_converts_inputs()) {
+      if (op_->native() && !launch_blocking() && op_->meta_converts_inputs(integral_kept_)) {
         op_->wait();
       }
     }
@@ -201,6 +202,19 @@ class StructuredCall {
     } catch (const typename StructuredOp<Structured>::NeedsInline&) {
       fits_ = false;
     }
+  }
+  // Before meta(), for ops that never compute in floating point (bitwise
+  // ops, comparisons): integral and boolean inputs of one dtype are not
+  // converted by meta(), so it need not wait for the work queued before it.
+  void keeps_integral_inputs() {
+    integral_kept_ = true;
+  }
+  // The same for an op with a Scalar operand (native() only): a scalar of a
+  // higher category than the tensor's (int64 > 0.5, bool > 1) makes meta()
+  // convert the tensor.
+  void keeps_integral_inputs(const at::Scalar& scalar) {
+    const bool boolean_input = op_->input(0).scalar_type() == at::kBool;
+    integral_kept_ = scalar.isBoolean() || (scalar.isIntegral(/*includeBool=*/false) && !boolean_input);
   }
   // After meta(): false when an out= tensor must be resized first (the
   // kernel then runs the op inline, KernelCall/OutputView).
@@ -242,6 +256,7 @@ class StructuredCall {
   std::optional<StructuredOp<Structured>> inline_op_; // declared first: outlives op_
   OpPtr op_{nullptr, OpDeleter{false}};
   bool fits_ = true;
+  bool integral_kept_ = false;
 };
 
 // A functional op with a structured CPU kernel:
