@@ -594,12 +594,19 @@ def test_a_host_thread_waiting_for_the_stream_releases_the_gil() -> None:
     assert process.stdout.split() == ["499500.0", "2000.0"]
 
 
-@pytest.mark.parametrize("compare", [lambda t: t > 0.5, lambda t: (t > 0) == 1], ids=["int64 > 0.5", "bool == 1"])
-def test_a_comparison_with_a_scalar_of_a_higher_category_waits_before_meta_reads_them(
-    compare: Callable[[torch.Tensor], torch.Tensor],
+@pytest.mark.parametrize(
+    "compute",
+    [lambda t: t / (1 + t.abs()), lambda t: t.abs() > 0.5, lambda t: (t.abs() > 0) == 1],
+    ids=["int64 / int64", "int64 > 0.5", "bool == 1"],
+)
+def test_integer_inputs_that_meta_converts_wait_for_queued_work(
+    compute: Callable[[torch.Tensor], torch.Tensor],
 ) -> None:
-    # Comparisons keep integral inputs (they launch without waiting), but not beside a scalar of a
-    # higher category: meta() then converts the tensor on the caller, after the abs queued before.
+    # meta() converts integer inputs on the caller where the op computes in floating point (int64 /
+    # int64 is a float division: the OpInfo sweep found softsign, cov and corrcoef on int64 reading
+    # the denominator before it was computed) or beside a scalar of a higher category (int64 > 0.5,
+    # bool == 1; comparisons otherwise keep integer inputs and launch without waiting). That read
+    # must come after the work queued before it.
     ints = torch.arange(-8, 8)
     x = ints.to("foo")
     s = foo.Stream()
@@ -607,33 +614,13 @@ def test_a_comparison_with_a_scalar_of_a_higher_category_waits_before_meta_reads
 
     def run() -> torch.Tensor:
         with foo.stream(s):
-            return compare(x.abs()).cpu()
+            return compute(x).cpu()
 
     with paused(s):
         thread, result = blocked_call(run)
         assert_still_waiting(thread)
     thread.join()
-    torch.testing.assert_close(result[0], compare(ints.abs()))
-
-
-def test_true_division_of_integers_waits_for_queued_work_before_meta_reads_them() -> None:
-    # int64 / int64 is a float division: meta() converts both int64 inputs to float on the caller,
-    # so it must wait for the add queued before it (the OpInfo sweep found softsign, cov and
-    # corrcoef on int64 reading the denominator before it was computed).
-    ints = torch.arange(-8, 8)
-    x = ints.to("foo")
-    s = foo.Stream()
-    s.wait_stream(foo.current_stream())
-
-    def softsign() -> torch.Tensor:
-        with foo.stream(s):
-            return (x / (1 + x.abs())).cpu()
-
-    with paused(s):
-        thread, result = blocked_call(softsign)
-        assert_still_waiting(thread)
-    thread.join()
-    torch.testing.assert_close(result[0], ints / (1 + ints.abs()))
+    torch.testing.assert_close(result[0], compute(ints))
 
 
 def test_non_blocking_copy_to_pinned_memory_is_asynchronous() -> None:
