@@ -3,7 +3,6 @@
 // the kernel signatures when PyTorch changes them and keeps every line you write.
 #include "native/arange.h"
 
-#include <optional>
 #include <tuple>
 
 #include <c10/util/Exception.h>
@@ -18,17 +17,9 @@ namespace foo {
 
 namespace {
 
-// The number of elements the CPU kernel gives out -- its own arithmetic and checks, which raise
-// here, at the call -- for the dtypes it has a loop for; nullopt for the others.
-std::optional<int64_t> cpu_arange_size(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
-                                       at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kByte: case at::kChar: case at::kShort: case at::kInt: case at::kLong:
-    case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
-      break;
-    default:
-      return std::nullopt;
-  }
+// The number of elements the CPU kernel gives out: its own dtype dispatch, arithmetic and checks,
+// which raise here, at the call, with the CPU kernel's messages.
+int64_t cpu_arange_size(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, at::ScalarType dtype) {
   int64_t size = 0;
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "arange_cpu", [&] {
     size = at::native::compute_arange_size<scalar_t>(start, end, step);
@@ -44,14 +35,14 @@ at::Tensor & arange_out(const at::Scalar & start, const at::Scalar & end, const 
   // model's position ids, every step) is resized here, on the host, and the CPU kernel, left only
   // to fill it, is launched. An out that already has elements, of another count, makes the CPU
   // kernel warn, and a strided one copy back: those run inline.
-  const std::optional<int64_t> size = cpu_arange_size(start, end, step, out.scalar_type());
-  if (size.has_value() && (out.numel() == 0 || out.numel() == *size)) {
+  const int64_t size = cpu_arange_size(start, end, step, out.scalar_type());
+  if (out.numel() == 0 || out.numel() == size) {
     rt::HostKernelLaunch launch({out});
     if (launch.native()) {
-      if (out.numel() != *size) {
-        out.resize_({*size});
+      if (out.numel() != size) {
+        out.resize_({size});
       }
-      if (*size == 0) {
+      if (size == 0) {
         return out;
       }
       if (out.is_contiguous()) {

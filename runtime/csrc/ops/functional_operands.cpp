@@ -123,12 +123,13 @@ void FunctionalOperands::wait(bool runs_inline) const {
   }
 }
 
-bool FunctionalOperands::meta_converts_inputs(bool output_is_input, bool integral_kept) const {
+bool FunctionalOperands::meta_converts_inputs(
+    bool output_is_input, bool integral_kept, std::optional<at::ScalarType> scalar_operand) const {
   const auto category = [](at::ScalarType t) {
     return c10::isComplexType(t) ? 3 : c10::isFloatingType(t) ? 2 : t == at::kBool ? 0 : 1;
   };
   std::optional<at::ScalarType> device_dtype;
-  int scalar_category = -1;
+  int scalar_category = scalar_operand.has_value() ? category(*scalar_operand) : -1;
   // Returns true once two device operands differ in dtype.
   const auto device_operand = [&](const at::Tensor& t) {
     if (!device_dtype.has_value()) {

@@ -104,8 +104,10 @@ class FunctionalOperands {
   // float by ops computing in floating point, unless `integral_kept`: the
   // op never does, as bitwise ops). `output_is_input`: the output is also
   // read (self of an in-place op), so its dtype takes part in the common
-  // dtype; an out= tensor's does not.
-  bool meta_converts_inputs(bool output_is_input, bool integral_kept) const;
+  // dtype; an out= tensor's does not. `scalar_operand`: the dtype of an
+  // at::Scalar operand meta() promotes with the tensors (gt.Scalar's other).
+  bool meta_converts_inputs(
+      bool output_is_input, bool integral_kept, std::optional<at::ScalarType> scalar_operand) const;
   // For CPU kernels that can only allocate their result themselves (run
   // inline, after wait()): a copy of `host_result` on the device, with the
   // same sizes and strides.

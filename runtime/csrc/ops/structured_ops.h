@@ -87,8 +87,9 @@ class StructuredOp final : public Structured {
   at::Tensor take_result() {
     return operands_.take_result();
   }
-  bool meta_converts_inputs(bool integral_kept) const {
-    return operands_.meta_converts_inputs(/*output_is_input=*/kind_ == OutputKind::Inplace, integral_kept);
+  bool meta_converts_inputs(bool integral_kept, std::optional<at::ScalarType> scalar_operand) const {
+    return operands_.meta_converts_inputs(
+        /*output_is_input=*/kind_ == OutputKind::Inplace, integral_kept, scalar_operand);
   }
   // Before a meta() that reads operands on the caller; the op is launched after.
   void wait() const {
@@ -193,7 +194,7 @@ class StructuredCall {
       // than the common one then and there (reading them): that read must
       // come after the work queued before it, so wait for the stream (never
       // busy when launched work runs at its launch).
-      if (op_->native() && !launch_blocking() && op_->meta_converts_inputs(integral_kept_)) {
+      if (op_->native() && !launch_blocking() && op_->meta_converts_inputs(integral_kept_, scalar_operand_)) {
         op_->wait();
       }
     }
@@ -209,12 +210,12 @@ class StructuredCall {
   void keeps_integral_inputs() {
     integral_kept_ = true;
   }
-  // The same for an op with a Scalar operand (native() only): a scalar of a
-  // higher category than the tensor's (int64 > 0.5, bool > 1) makes meta()
-  // convert the tensor.
+  // The same for an op with a Scalar operand: one of a higher category than
+  // the tensor's (int64 > 0.5, bool > 1) still makes meta() convert the
+  // tensor, as a CPU scalar tensor would.
   void keeps_integral_inputs(const at::Scalar& scalar) {
-    const bool boolean_input = op_->input(0).scalar_type() == at::kBool;
-    integral_kept_ = scalar.isBoolean() || (scalar.isIntegral(/*includeBool=*/false) && !boolean_input);
+    integral_kept_ = true;
+    scalar_operand_ = scalar.type();
   }
   // After meta(): false when an out= tensor must be resized first (the
   // kernel then runs the op inline, KernelCall/OutputView).
@@ -257,6 +258,7 @@ class StructuredCall {
   OpPtr op_{nullptr, OpDeleter{false}};
   bool fits_ = true;
   bool integral_kept_ = false;
+  std::optional<at::ScalarType> scalar_operand_;
 };
 
 // A functional op with a structured CPU kernel:
