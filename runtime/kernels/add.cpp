@@ -26,6 +26,7 @@ at::Tensor add(const at::Tensor & self, const at::Tensor & other, const at::Scal
   if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::add(self, other, alpha);
   }
+  op.keeps_integral_inputs();
   op.meta(op.input(0), op.input(1), alpha);
   return op.launch("add", [alpha](auto& op) { op.impl(op.input(0), op.input(1), alpha, op.output()); });
 }
@@ -36,6 +37,7 @@ at::Tensor & add_(at::Tensor & self, const at::Tensor & other, const at::Scalar 
   if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::add_(self, other, alpha);
   }
+  op.keeps_integral_inputs();
   op.meta(op.self(), op.input(0), alpha);
   op.launch("add_", [alpha](auto& op) { op.impl(op.self(), op.input(0), alpha, op.self()); });
   return self;

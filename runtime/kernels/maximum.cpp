@@ -26,6 +26,7 @@ at::Tensor maximum(const at::Tensor & self, const at::Tensor & other) {
   if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::maximum(self, other);
   }
+  op.keeps_integral_inputs();
   op.meta(op.input(0), op.input(1));
   return op.launch("maximum", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });
 }

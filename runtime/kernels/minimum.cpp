@@ -15,6 +15,7 @@ at::Tensor & minimum_out(const at::Tensor & self, const at::Tensor & other, at::
   namespace rt = scaffold::runtime;
   rt::StructuredOut<at::native::structured_minimum_out> op(out, {self, other});
   if (op.native()) {
+    op.keeps_integral_inputs();
     op.meta(op.input(0), op.input(1));
     if (op.fits()) {
       op.launch("minimum.out", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });

@@ -26,6 +26,7 @@ at::Tensor mul(const at::Tensor & self, const at::Tensor & other) {
   if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::mul(self, other);
   }
+  op.keeps_integral_inputs();
   op.meta(op.input(0), op.input(1));
   return op.launch("mul", [](auto& op) { op.impl(op.input(0), op.input(1), op.output()); });
 }
@@ -36,6 +37,7 @@ at::Tensor & mul_(at::Tensor & self, const at::Tensor & other) {
   if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::mul_(self, other);
   }
+  op.keeps_integral_inputs();
   op.meta(op.self(), op.input(0));
   op.launch("mul_", [](auto& op) { op.impl(op.self(), op.input(0), op.self()); });
   return self;

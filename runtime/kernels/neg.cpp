@@ -26,6 +26,7 @@ at::Tensor neg(const at::Tensor & self) {
   if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::neg(self);
   }
+  op.keeps_integral_inputs();
   op.meta(op.input(0));
   return op.launch("neg", [](auto& op) { op.impl(op.input(0), op.output()); });
 }
@@ -36,6 +37,7 @@ at::Tensor & neg_(at::Tensor & self) {
   if (!op.native()) {
     return at::compositeexplicitautogradnonfunctional::neg_(self);
   }
+  op.keeps_integral_inputs();
   op.meta(op.self());
   op.launch("neg_", [](auto& op) { op.impl(op.self(), op.self()); });
   return self;
