@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Callable
+from typing import cast
 
 import pytest
 import torch
@@ -849,3 +850,31 @@ def test_views_kept_between_blocking_ops_follow_their_tensors() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("True "), result.stdout
 
+
+
+def test_integer_arithmetic_that_keeps_its_dtype_launches_without_waiting() -> None:
+    # meta() converts nothing for ops that keep integer dtypes (add, sub, mul, neg, maximum,
+    # minimum), so they need not wait for the work queued before them. Batch norm's
+    # num_batches_tracked.add_(1) waited for all of it, once a layer of every training step.
+    ints = torch.arange(-8, 8)
+    x, floats = ints.to("foo"), ints.double().to("foo")
+    count = torch.tensor(0, device="foo")
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+
+    def run() -> tuple[torch.Tensor, torch.Tensor]:
+        with foo.stream(s):
+            floats.mul_(2)  # queued first: a wait would now block on the paused stream
+            count.add_(1)
+            return torch.maximum(-x, x * 3 - x), torch.minimum(x, x.sub(1))
+
+    with paused(s):
+        thread, result = blocked_call(run)
+        thread.join(timeout=10)
+        assert not thread.is_alive(), "an integer op waited for the paused stream"
+        assert not s.query()  # returned before running
+    maxed, mined = cast(tuple[torch.Tensor, torch.Tensor], result[0])
+    assert count.item() == 1
+    torch.testing.assert_close(maxed.cpu(), torch.maximum(-ints, ints * 3 - ints))
+    torch.testing.assert_close(mined.cpu(), torch.minimum(ints, ints - 1))
+    torch.testing.assert_close(floats.cpu(), ints.double() * 2)
