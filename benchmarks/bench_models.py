@@ -10,10 +10,18 @@ Each side runs in its own process, as a user's training process would: in one pr
 stream worker brings a second OpenMP team, and with more OpenMP threads than cores libgomp throttles
 its spin-waiting, which slows the CPU's step by up to 3x. The two sides are built and warmed up
 (and compiled, with --compiled) one after the other; then the timed steps alternate between them in
-blocks, so the machine's noise hits both alike, and the median of each is compared. Each block
-starts with an untimed step: a training loop runs its steps back to back, and the first step after
-a side sat idle (its worker and OpenMP threads asleep, its caches cold) measured that wake-up
-instead (GPT-2's device step 5.3 ms in blocks of 2 such steps, 2.4 ms warm). Goals: eager
+blocks, so the machine's noise hits both alike, and the median of each is compared. A training
+loop runs its steps back to back; a block measures that steady state, not the wake-up of a side
+that sat idle:
+- it starts after QUIET_BEFORE_BLOCK_S of sleep: after a parallel region libgomp's threads
+  spin-wait for the next one (~7 ms measured here), and the side that had just finished its block
+  kept a core busy through the first milliseconds of the other's, a contention no single training
+  process has;
+- then untimed steps for WARM_BLOCK_S: after an idle spell the device's steps stay slow for
+  several steps, not one (GPT-2 3.5 ms for the 2nd and 3rd steps after 30 ms asleep, 1.9 ms after
+  50 ms of steps, 2.0 ms back to back; the CPU's 2.1 ms either way): each of its many hand-offs
+  between the launching thread and the stream's worker wakes a core that had gone idle.
+Goals: eager
 within 1.2x of the CPU for every model and 1.05x as a geometric mean; compiled within 1.1x of the
 CPU compiled.
 """
@@ -38,6 +46,11 @@ from torch_foo.models.catalogue import BY_NAME, CATALOGUE
 
 DEVICE = "foo"
 EAGER_GOAL = 1.2
+# Longer than libgomp's spin-wait after a parallel region (~7 ms measured on this machine), so the
+# other side's OpenMP threads are asleep when a block starts.
+QUIET_BEFORE_BLOCK_S = 0.03
+# Untimed steps at the start of each block, for at least this long (one step at the least).
+WARM_BLOCK_S = 0.05
 EAGER_MEAN_GOAL = 1.05
 COMPILED_GOAL = 1.1
 
@@ -95,7 +108,11 @@ def _side(conn: Connection, name: str, where: str, compiled: bool, warmup: int) 
                             return
                     reply: Reply = ("ready", None)
                 elif command == "run" and step is not None:
-                    step()  # untimed: the first step after the other side's block wakes this side's threads
+                    time.sleep(QUIET_BEFORE_BLOCK_S)
+                    warming = time.perf_counter()
+                    step()  # untimed: the steps after the other side's block wake this side's threads
+                    while time.perf_counter() - warming < WARM_BLOCK_S:
+                        step()
                     times: list[float] = []
                     for _ in range(count):
                         started = time.perf_counter()
