@@ -851,7 +851,6 @@ def test_views_kept_between_blocking_ops_follow_their_tensors() -> None:
     assert result.stdout.startswith("True "), result.stdout
 
 
-
 def test_integer_arithmetic_that_keeps_its_dtype_launches_without_waiting() -> None:
     # meta() converts nothing for ops that keep integer dtypes (add, sub, mul, neg, maximum,
     # minimum), so they need not wait for the work queued before them. Batch norm's
