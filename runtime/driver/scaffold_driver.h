@@ -56,7 +56,7 @@ typedef struct drvDeviceProperties {
   size_t total_memory; /* bytes one device can hold */
   int capability_major;
   int capability_minor;
-  int multiprocessor_count;
+  int multiprocessor_count; /* threads a kernel computes with, as many SMs run a CUDA kernel */
 } drvDeviceProperties;
 
 /* Event flags (drvEventCreate). */

@@ -215,7 +215,7 @@ drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device) {
   props->total_memory = static_cast<size_t>(std::min<uint64_t>(config().physical_memory, config().device_span));
   props->capability_major = 1;
   props->capability_minor = 0;
-  props->multiprocessor_count = 1;
+  props->multiprocessor_count = config().compute_threads;
   return drvSuccess;
 }
 

@@ -132,7 +132,40 @@ def test_cached_compiled_graphs_are_keyed_on_the_wrapper_code() -> None:
     torch.compile(lambda t: t + 1)(torch.ones(2, device=DEVICE))  # registers the device
     # The cache key holds every custom backend pass's uuid (codecache.FxGraphHashDetails).
     uuids = {custom_pass.uuid() for custom_pass in custom_backend_passes.values() if custom_pass is not None}
-    assert get_hash_for_files((device_inductor.__file__,)) in uuids
+    # ... and the compute threads its kernels are written for: another SCAFFOLD_DEVICE_THREADS
+    # is another key.
+    threads = foo.get_device_properties().multi_processor_count
+    assert get_hash_for_files((device_inductor.__file__,)) + f" threads {threads}".encode() in uuids
+
+
+def test_device_kernels_are_written_for_the_device_compute_threads() -> None:
+    """Inductor writes the process's thread count into each parallel region of its C++ kernels. The
+    device's kernels run on the stream's worker, whose OpenMP team is the device's compute threads
+    (its multiprocessor count): a region of the host's size would start a second team on the core
+    the launching thread keeps. The CPU's kernels keep the host's count."""
+    import re
+
+    from torch._inductor.utils import run_and_get_code
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return (x.sin() * 2).sum(dim=1) + x.cos().mean()
+
+    def parallel_regions(source: str) -> list[str]:
+        return re.findall(r"#pragma omp parallel\b.*", source)
+
+    x = torch.randn(256, 1024)  # large enough for Inductor to split across the host's threads
+    compiled = torch.compile(fn, fullgraph=True)
+    got, (source, *_) = run_and_get_code(compiled, x.to(DEVICE))
+    torch.testing.assert_close(got.cpu(), fn(x), rtol=1e-4, atol=1e-4)  # sums of 1024 in another order
+    threads = foo.get_device_properties().multi_processor_count
+    if threads == 1:
+        assert parallel_regions(source) == []
+    else:
+        assert parallel_regions(source) and all(f"num_threads({threads})" in r for r in parallel_regions(source))
+    if torch.get_num_threads() > 1:
+        torch._dynamo.reset()
+        _, (cpu_source, *_) = run_and_get_code(compiled, x)
+        assert parallel_regions(cpu_source)
 
 
 def test_small_cnn_under_inductor_equals_eager() -> None:

@@ -417,19 +417,22 @@ y = x.to("foo")
 for _ in range(3):
     y = torch.tanh(y @ y)  # launched: computed on the stream's worker
 torch.foo.synchronize()
-print(len(os.listdir("/proc/self/task")) - before)
+print(torch.foo.get_device_properties().multi_processor_count, len(os.listdir("/proc/self/task")) - before)
 """
 
 
 def test_the_stream_worker_computes_with_the_configured_number_of_threads() -> None:
     """SCAFFOLD_DEVICE_THREADS is the OpenMP team of a stream's worker: with 2 threads, the worker
     starts one helper that it does not with 1 (the worker itself and the copy helpers are the same
-    in both runs). ATen caps a thread's team at the cores, so 2 is the most a 2-core machine shows."""
+    in both runs). ATen caps a thread's team at the cores, so 2 is the most a 2-core machine shows.
+    The device reports them as its multiprocessor count, which Inductor writes its kernels for."""
     new_threads = {}
     for threads in ("1", "2"):
         result = _run_python(COUNT_COMPUTE_THREADS, SCAFFOLD_DEVICE_THREADS=threads)
         assert result.returncode == 0, result.stderr
-        new_threads[threads] = int(result.stdout.split()[-1])
+        multiprocessors, started = result.stdout.split()[-2:]
+        assert multiprocessors == threads
+        new_threads[threads] = int(started)
     assert new_threads["2"] - new_threads["1"] == 1, new_threads
 
 

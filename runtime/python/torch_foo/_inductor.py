@@ -21,7 +21,9 @@ call below) with its own code generator, e.g. Triton.
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
 from typing import Any, cast
 
 import torch
@@ -90,7 +92,9 @@ def _key_cached_graphs_on_this_module(device_name: str) -> None:
     except ImportError:
         return  # a torch without custom backend passes, whose key has no place for it
 
-    version = get_hash_for_files((__file__,))  # read once: the key is computed at every compile
+    # Read once (the key is computed at every compile). The device's kernels are written for its
+    # compute threads (DeviceScheduling), which the key must cover as Inductor's covers the CPU's.
+    version = get_hash_for_files((__file__,)) + f" threads {device_compute_threads(device_name, 0)}".encode()
 
     class WrapperCodeVersion(CustomGraphModulePass):
         def __call__(self, gm: torch.fx.GraphModule) -> None:
@@ -193,7 +197,16 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
     from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
 
     class DeviceScheduling(CppScheduling):
-        """Inductor's C++ (OpenMP + vectorized) kernels, for device memory."""
+        """Inductor's C++ (OpenMP + vectorized) kernels, for device memory, written for the
+        threads the device's kernels compute with (its multiprocessor count). Inductor writes the
+        process's thread count into every parallel region it emits (`num_threads(N)`), and a
+        kernel the stream's worker runs with the host's count would start a second OpenMP team
+        on the core the host thread keeps; with one compute thread, kernels have no parallel
+        region at all."""
+
+    for method in _KERNEL_WRITING_METHODS:
+        if hasattr(CppScheduling, method):  # some are missing from older torch releases
+            setattr(DeviceScheduling, method, _written_for_device_threads(getattr(CppScheduling, method), device_name))
 
     class LaunchedKernelCalls(PythonWrapperCodegen):
         """C++ kernels on this device are launched on its stream (``_compiled_kernels.launch``);
@@ -269,6 +282,28 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
         "CppWrapperCodegen": DeviceCppWrapperCodegen,
         "WrapperFxCodegen": WrapperFxCodegen,
     }
+
+
+# The methods of Inductor's C++ scheduling that write kernel code, and so read its thread count.
+_KERNEL_WRITING_METHODS = ("codegen_node", "codegen_outer_loop_node", "codegen_template", "flush")
+
+
+def device_compute_threads(device_name: str, index: int) -> int:
+    """The threads one of the device's kernels computes with (the stream worker's OpenMP team)."""
+    return int(getattr(torch, device_name).get_device_properties(index).multi_processor_count)
+
+
+def _written_for_device_threads(method: Callable[..., Any], device_name: str) -> Callable[..., Any]:
+    # Every device of the simulated runtime computes with the same threads; a flush can come with
+    # no current device, so the first device answers for all of them.
+    @functools.wraps(method)
+    def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+        from torch._inductor import config
+
+        with config.patch({"cpp.threads": device_compute_threads(device_name, 0)}):
+            return method(self, *args, **kwargs)
+
+    return write
 
 
 def _current_device() -> torch.device:
