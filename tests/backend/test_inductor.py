@@ -7,6 +7,7 @@ are tiny and the tests marked slow.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -79,6 +80,38 @@ def test_a_compiled_graph_is_launched_on_the_stream() -> None:
         got = compiled(a, b)
         assert not s.query()
     torch.testing.assert_close(got.cpu(), fn(a.cpu(), b.cpu()))
+
+
+def test_a_launched_kernel_frees_what_python_dropped_without_the_gil() -> None:
+    """A graph's output that Python drops while its kernel is queued is freed by the stream's worker
+    once the kernel ran, without waiting for the launching thread to release the GIL: a kernel that
+    held the tensor (and through it its Python object) took the GIL to free it, and so waited for
+    the host's Python code, once a kernel."""
+    import sys
+
+    compiled = torch.compile(lambda t: t * 2 + 1, fullgraph=True)
+    x = torch.randn(1024, device=DEVICE)
+    compiled(x)
+    foo.synchronize()
+    s = foo.Stream()
+    allocated = foo.memory_allocated()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(60.0)  # this thread keeps the GIL while it runs Python
+    try:
+        with foo.stream(s):
+            foo._pause_stream_for_testing(s, True)
+            compiled(x)  # its output, dropped at once, lives on in the queued kernel
+            assert foo.memory_allocated() > allocated
+            foo._pause_stream_for_testing(s, False)
+            # Python code (the GIL held) until the kernel's output is freed, for 10 s at most.
+            deadline = time.monotonic() + 10
+            while foo.memory_allocated() > allocated and time.monotonic() < deadline:
+                pass
+            freed_while_holding_the_gil = foo.memory_allocated() == allocated
+    finally:
+        sys.setswitchinterval(interval)
+        s.synchronize()
+    assert freed_while_holding_the_gil
 
 
 def test_kernels_of_dynamic_shapes_are_launched_with_their_sizes() -> None:

@@ -132,10 +132,24 @@ void launch_compiled_kernel(
       arguments[position] = static_cast<Slot>(integers[next_integer++]);
     }
   }
+  // The launched work keeps the storages alive, not the tensors: a tensor the
+  // wrapper made has a Python object, which the tensor comes to own once
+  // Python drops it (`del buf3` while the kernel is queued). The worker
+  // releasing the last reference would then take the GIL to free that object,
+  // and wait for the launching thread to let go of it -- up to Python's
+  // switch interval, once for every such kernel.
+  std::vector<c10::Storage> storages;
+  storages.reserve(tensors.size());
+  for (const at::Tensor& tensor : tensors) {
+    if (tensor.defined() && tensor.has_storage()) {
+      storages.push_back(tensor.storage());
+    }
+  }
+  tensors.clear();
   launch(
       device.index(),
       compiled.name.c_str(),
-      [entry = compiled.entry, caller = callers[count], arguments, keep_alive = std::move(tensors)]() {
+      [entry = compiled.entry, caller = callers[count], arguments, keep_alive = std::move(storages)]() {
         caller(entry, arguments.data());
       });
 }
