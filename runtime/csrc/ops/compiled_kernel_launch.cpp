@@ -141,11 +141,10 @@ void launch_compiled_kernel(
   std::vector<c10::Storage> storages;
   storages.reserve(tensors.size());
   for (const at::Tensor& tensor : tensors) {
-    if (tensor.defined() && tensor.has_storage()) {
+    if (tensor.has_storage()) {
       storages.push_back(tensor.storage());
     }
   }
-  tensors.clear();
   launch(
       device.index(),
       compiled.name.c_str(),

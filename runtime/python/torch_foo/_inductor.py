@@ -94,7 +94,7 @@ def _key_cached_graphs_on_this_module(device_name: str) -> None:
 
     # Read once (the key is computed at every compile). The device's kernels are written for its
     # compute threads (DeviceScheduling), which the key must cover as Inductor's covers the CPU's.
-    version = get_hash_for_files((__file__,)) + f" threads {device_compute_threads(device_name, 0)}".encode()
+    version = get_hash_for_files((__file__,)) + f" threads {device_compute_threads(device_name)}".encode()
 
     class WrapperCodeVersion(CustomGraphModulePass):
         def __call__(self, gm: torch.fx.GraphModule) -> None:
@@ -204,9 +204,10 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
         on the core the host thread keeps; with one compute thread, kernels have no parallel
         region at all."""
 
+    threads = device_compute_threads(device_name)
     for method in _KERNEL_WRITING_METHODS:
         if hasattr(CppScheduling, method):  # some are missing from older torch releases
-            setattr(DeviceScheduling, method, _written_for_device_threads(getattr(CppScheduling, method), device_name))
+            setattr(DeviceScheduling, method, _written_for_threads(getattr(CppScheduling, method), threads))
 
     class LaunchedKernelCalls(PythonWrapperCodegen):
         """C++ kernels on this device are launched on its stream (``_compiled_kernels.launch``);
@@ -288,19 +289,18 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
 _KERNEL_WRITING_METHODS = ("codegen_node", "codegen_outer_loop_node", "codegen_template", "flush")
 
 
-def device_compute_threads(device_name: str, index: int) -> int:
-    """The threads one of the device's kernels computes with (the stream worker's OpenMP team)."""
-    return int(getattr(torch, device_name).get_device_properties(index).multi_processor_count)
+def device_compute_threads(device_name: str) -> int:
+    """The threads a kernel of the device computes with (the stream worker's OpenMP team). Every
+    device of the simulated runtime has the same, fixed for the process, so the first answers."""
+    return int(getattr(torch, device_name).get_device_properties(0).multi_processor_count)
 
 
-def _written_for_device_threads(method: Callable[..., Any], device_name: str) -> Callable[..., Any]:
-    # Every device of the simulated runtime computes with the same threads; a flush can come with
-    # no current device, so the first device answers for all of them.
+def _written_for_threads(method: Callable[..., Any], threads: int) -> Callable[..., Any]:
     @functools.wraps(method)
     def write(self: Any, *args: Any, **kwargs: Any) -> Any:
         from torch._inductor import config
 
-        with config.patch({"cpp.threads": device_compute_threads(device_name, 0)}):
+        with config.patch({"cpp.threads": threads}):
             return method(self, *args, **kwargs)
 
     return write
