@@ -76,12 +76,28 @@ def _images() -> dict[str, Any]:
     return {"x": torch.randn(IMAGE_BATCH, 3, IMAGE_SIZE, IMAGE_SIZE)}
 
 
+class _CrossEntropy:
+    """Cross-entropy against fixed labels, copied to a device once, as the inputs are. Copying
+    them in every loss would be a synchronous host-to-device copy in the middle of each step,
+    waiting for the queued forward pass, which a training loop that moves its batch before the
+    forward never does."""
+
+    def __init__(self, labels: torch.Tensor) -> None:
+        self.labels = labels
+        self._on_device: dict[torch.device, torch.Tensor] = {}
+
+    def __call__(self, logits: torch.Tensor) -> torch.Tensor:
+        labels = self._on_device.get(logits.device)
+        if labels is None:
+            labels = self._on_device[logits.device] = self.labels.to(logits.device)
+        return nn.functional.cross_entropy(logits, labels)
+
+
 def _classifier(model: nn.Module, inputs: dict[str, Any] | None = None) -> Workload:
-    labels = torch.randint(0, CLASSES, (IMAGE_BATCH,))
     return Workload(
         model=_without_dropout(model),
         inputs=inputs or _images(),
-        loss=lambda logits: nn.functional.cross_entropy(logits, labels.to(logits.device)),
+        loss=_CrossEntropy(torch.randint(0, CLASSES, (IMAGE_BATCH,))),
         output=lambda logits: logits,
     )
 
