@@ -27,7 +27,8 @@ struct Config {
   bool protect_memory = true; // SCAFFOLD_PROTECT_MEMORY
   bool launch_blocking = false; // SCAFFOLD_LAUNCH_BLOCKING
   uint64_t device_span = kDefaultDeviceAddressSpan; // SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB
-  int compute_threads = 1; // SCAFFOLD_DEVICE_THREADS
+  int compute_threads = 1; // SCAFFOLD_DEVICE_THREADS, or cores - 1
+  int compute_threads_host_waiting = 1; // SCAFFOLD_DEVICE_THREADS, or cores
   uint64_t physical_memory = 0;
   std::string error;
 };
@@ -43,6 +44,22 @@ drvError_t fail_os(const char* what);
 drvError_t check_config();
 drvError_t check_device(int device);
 int current_device_unchecked();
+
+// Compute threads (simulated_threads.cpp). A stream's worker runs kernels
+// with an OpenMP team of config().compute_threads, and of
+// config().compute_threads_host_waiting while a host thread has been asleep
+// in a synchronisation for a while: the core the host keeps is idle then.
+// Called by a worker before each kernel, and with `idle` before it waits for
+// work (it then lets its extra threads go).
+void size_worker_team(bool idle);
+// Held by a host thread while it sleeps until a stream or event catches up.
+class HostWait {
+ public:
+  HostWait();
+  ~HostWait();
+  HostWait(const HostWait&) = delete;
+  HostWait& operator=(const HostWait&) = delete;
+};
 
 // Streams (simulated_streams.cpp).
 // Waits for every stream of `device`.

@@ -85,17 +85,17 @@ uint64_t read_span(const char* name, uint64_t fallback, std::string& error) {
   return gib ? static_cast<uint64_t>(*gib) << 30 : fallback;
 }
 
-// The host cores a stream worker computes with. By default all but one: the
-// other is left to the host thread that drives the device, as a GPU leaves the
-// CPU to the program that launches its kernels. Computing on every core would
-// put two OpenMP teams (the host thread's and the worker's) on the same cores,
-// and libgomp, with more threads than cores, stops spin-waiting: each parallel
-// region of a kernel then wakes its team from sleep.
-int read_compute_threads(std::string& error) {
+// The host cores a stream worker computes with (simulated_threads.cpp): by
+// default all but one while the host thread that drives the device works, as
+// a GPU leaves the CPU to the program that launches its kernels, and all of
+// them while it sleeps waiting for the device. SCAFFOLD_DEVICE_THREADS fixes
+// the count for both.
+void read_compute_threads(Config& c) {
   const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   const auto threads = read_integer(
-      "SCAFFOLD_DEVICE_THREADS", 1, 4096, [](long) { return true; }, "must be an integer in 1..4096", error);
-  return static_cast<int>(threads.value_or(std::max(1L, cores - 1)));
+      "SCAFFOLD_DEVICE_THREADS", 1, 4096, [](long) { return true; }, "must be an integer in 1..4096", c.error);
+  c.compute_threads = static_cast<int>(threads.value_or(std::max(1L, cores - 1)));
+  c.compute_threads_host_waiting = static_cast<int>(threads.value_or(cores));
 }
 
 } // namespace
@@ -107,7 +107,7 @@ const Config& config() {
     c.protect_memory = read_flag("SCAFFOLD_PROTECT_MEMORY", true, c.error);
     c.launch_blocking = read_flag("SCAFFOLD_LAUNCH_BLOCKING", false, c.error);
     c.device_span = read_span("SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB", kDefaultDeviceAddressSpan, c.error);
-    c.compute_threads = read_compute_threads(c.error);
+    read_compute_threads(c);
     c.physical_memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
         static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     return c;
@@ -215,7 +215,7 @@ drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device) {
   props->total_memory = static_cast<size_t>(std::min<uint64_t>(config().physical_memory, config().device_span));
   props->capability_major = 1;
   props->capability_minor = 0;
-  props->multiprocessor_count = config().compute_threads;
+  props->multiprocessor_count = config().compute_threads_host_waiting; // the most a kernel gets
   return drvSuccess;
 }
 

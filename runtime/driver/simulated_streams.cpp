@@ -4,7 +4,6 @@
 // SCAFFOLD_LAUNCH_BLOCKING=1 runs every piece of work on the calling thread
 // before the call returns, like CUDA_LAUNCH_BLOCKING=1: a bug that goes away
 // with it is a missing synchronisation.
-#include <dlfcn.h>
 #include <pthread.h>
 
 #include <array>
@@ -131,18 +130,6 @@ inline void cpu_relax() {
 #endif
 }
 
-// Gives the calling worker thread the configured number of OpenMP threads for
-// the kernels it runs (SCAFFOLD_DEVICE_THREADS, see simulated_devices.cpp).
-// OpenMP's thread count is per thread, so the host threads keep theirs. The
-// OpenMP runtime is the one the process already loaded (the kernels' ATen's);
-// the driver links none of its own, and without one there is nothing to set.
-void set_worker_compute_threads() {
-  using SetNumThreads = void (*)(int);
-  if (auto set = reinterpret_cast<SetNumThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) {
-    set(config().compute_threads);
-  }
-}
-
 } // namespace
 } // namespace scaffold::driver
 
@@ -206,6 +193,7 @@ struct drvStream_st {
         // Poll a little before sleeping: the next launch is often close.
         const uint64_t seen = enqueued;
         lock.unlock();
+        scaffold::driver::size_worker_team(true);
         const auto until = std::chrono::steady_clock::now() + scaffold::driver::kSpinBeforeSleep;
         while (enqueued_hint.load(std::memory_order_acquire) == seen &&
                std::chrono::steady_clock::now() < until) {
@@ -225,6 +213,9 @@ struct drvStream_st {
       for (; done < batch.size(); ++done) {
         if (paused.load(std::memory_order_acquire)) {
           break; // the rest goes back to the front of the queue
+        }
+        if (batch[done].kind == scaffold::driver::WorkKind::HostFunction) {
+          scaffold::driver::size_worker_team(false);
         }
         const uint64_t ran = batch[done].run_traced(this, device);
         if (ran > 0 && batch[done].kind != scaffold::driver::WorkKind::WaitEvent) {
@@ -259,6 +250,7 @@ struct drvStream_st {
       }
       scaffold::driver::cpu_relax();
     }
+    const scaffold::driver::HostWait host_waits;
     std::unique_lock<std::mutex> lock(mutex);
     sync_waiters.fetch_add(1, std::memory_order_seq_cst);
     work_done.wait(lock, [&] { return completed.load(std::memory_order_seq_cst) >= target; });
@@ -308,7 +300,7 @@ drvStream_t start_stream(int device, int priority, bool is_default) {
     static std::once_flag fork_handler;
     std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &mark_workers_lost); });
     stream->worker = std::thread([stream] {
-      scaffold::driver::set_worker_compute_threads();
+      scaffold::driver::size_worker_team(true);
       stream->run();
     });
   }
@@ -648,7 +640,11 @@ drvError_t drvEventSynchronize(drvEvent_t event) {
   {
     std::lock_guard<std::mutex> lock(event->state->mutex);
     target = event->state->recorded;
+    if (event->state->completed >= target) {
+      return drvSuccess;
+    }
   }
+  const scaffold::driver::HostWait host_waits;
   event->state->wait_for(target);
   return drvSuccess;
 }

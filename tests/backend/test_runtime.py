@@ -436,6 +436,46 @@ def test_the_stream_worker_computes_with_the_configured_number_of_threads() -> N
     assert new_threads["2"] - new_threads["1"] == 1, new_threads
 
 
+LEND_THE_HOST_CORE = """
+import os, threading, time, torch
+def threads(): return len(os.listdir("/proc/self/task"))
+x = torch.randn(1024, 1024, device="foo")
+torch.foo.synchronize()
+seen, start, stop = [], threading.Event(), threading.Event()
+def sample():
+    start.wait()
+    while not stop.is_set():
+        seen.append(threads())
+        time.sleep(0.001)
+sampler = threading.Thread(target=sample)
+sampler.start()
+time.sleep(0.2)  # the stream's worker started, idle
+before = threads()  # the sampler's thread included
+y = x
+for _ in range(24):
+    y = torch.tanh(y @ x)  # about a second of matrix products, queued on the stream
+start.set()
+torch.foo.synchronize()  # the host thread sleeps until they are done
+stop.set()
+sampler.join()
+time.sleep(0.2)
+print(max(seen) - before, threads() + 1 - before)
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: nothing to lend")
+def test_the_device_computes_on_the_host_core_while_the_host_sleeps_in_a_synchronize() -> None:
+    """The stream's worker leaves a core to the host thread that launches its work, and takes it
+    once the host has been asleep in a synchronisation for 5 ms: its OpenMP team grows by
+    the one thread, and lets it go when the device is done (a pooled thread would spin on the
+    host's core). With SCAFFOLD_DEVICE_THREADS the count is fixed and nothing is lent."""
+    for env, lent in (({}, 1), ({"SCAFFOLD_DEVICE_THREADS": "1"}, 0)):
+        result = _run_python(LEND_THE_HOST_CORE, **env)
+        assert result.returncode == 0, result.stderr
+        while_sleeping, after = (int(n) for n in result.stdout.split()[-2:])
+        assert (while_sleeping, after) == (lent, 0), (env, result.stdout)
+
+
 # ---- Threads --------------------------------------------------------------------------------------
 
 

@@ -198,11 +198,10 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
 
     class DeviceScheduling(CppScheduling):
         """Inductor's C++ (OpenMP + vectorized) kernels, for device memory, written for the
-        threads the device's kernels compute with (its multiprocessor count). Inductor writes the
-        process's thread count into every parallel region it emits (`num_threads(N)`), and a
-        kernel the stream's worker runs with the host's count would start a second OpenMP team
-        on the core the host thread keeps; with one compute thread, kernels have no parallel
-        region at all."""
+        threads the device's kernels compute with (its multiprocessor count), not the host's.
+        Their parallel regions take the running thread's OpenMP team size, as ATen's kernels do
+        (Inductor's dynamic threads): the stream's worker computes with more threads while the
+        host waits for it than while the host works."""
 
     threads = device_compute_threads(device_name)
     for method in _KERNEL_WRITING_METHODS:
@@ -300,7 +299,7 @@ def _written_for_threads(method: Callable[..., Any], threads: int) -> Callable[.
     def write(self: Any, *args: Any, **kwargs: Any) -> Any:
         from torch._inductor import config
 
-        with config.patch({"cpp.threads": threads}):
+        with config.patch({"cpp.threads": threads, "cpp.dynamic_threads": True}):
             return method(self, *args, **kwargs)
 
     return write
