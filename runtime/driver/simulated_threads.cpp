@@ -61,16 +61,16 @@ void release_openmp_pool() {
 }
 
 std::atomic<int> g_sleeping_host_threads{0};
-std::atomic<int64_t> g_host_sleep_started_ns{0}; // when the count last left 0
-
-int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+std::atomic<uint64_t> g_host_sleep_started_ns{0}; // when the count last left 0 (activity_clock_ns)
 
 bool host_core_idle() {
-  return g_sleeping_host_threads.load(std::memory_order_relaxed) > 0 &&
-      steady_ns() - g_host_sleep_started_ns.load(std::memory_order_relaxed) >= kLendHostCoreAfter.count();
+  if (g_sleeping_host_threads.load(std::memory_order_relaxed) == 0) {
+    return false;
+  }
+  // Signed: another host thread may have stamped a start after this read of the clock.
+  const uint64_t started = g_host_sleep_started_ns.load(std::memory_order_relaxed);
+  const auto slept = static_cast<int64_t>(activity_clock_ns() - started);
+  return slept >= kLendHostCoreAfter.count();
 }
 
 } // namespace
@@ -95,7 +95,7 @@ void size_worker_team(bool idle) {
 HostWait::HostWait() {
   release_openmp_pool();
   if (g_sleeping_host_threads.fetch_add(1, std::memory_order_relaxed) == 0) {
-    g_host_sleep_started_ns.store(steady_ns(), std::memory_order_relaxed);
+    g_host_sleep_started_ns.store(activity_clock_ns(), std::memory_order_relaxed);
   }
 }
 
