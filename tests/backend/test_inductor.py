@@ -157,7 +157,9 @@ def test_only_kernels_of_pointers_and_64_bit_integers_are_launched() -> None:
 
 def test_cached_compiled_graphs_are_keyed_on_the_wrapper_code() -> None:
     """A graph cached by another version of the backend is not loaded: its wrapper code may call
-    helpers this version lacks (Inductor's FX graph cache outlives the process)."""
+    helpers this version lacks, or expect other layouts of the convolutions' results (Inductor's FX
+    graph cache outlives the process)."""
+    import torch_foo._convolution_layout as convolution_layout
     import torch_foo._inductor as device_inductor
     from torch._inductor.codegen.common import custom_backend_passes
     from torch._inductor.custom_graph_pass import get_hash_for_files
@@ -168,7 +170,8 @@ def test_cached_compiled_graphs_are_keyed_on_the_wrapper_code() -> None:
     # ... and the compute threads its kernels are written for: another SCAFFOLD_DEVICE_THREADS
     # is another key.
     threads = foo.get_device_properties().multi_processor_count
-    assert get_hash_for_files((device_inductor.__file__,)) + f" threads {threads}".encode() in uuids
+    files = (device_inductor.__file__, convolution_layout.__file__)
+    assert get_hash_for_files(files) + f" threads {threads}".encode() in uuids
 
 
 def test_device_kernels_take_the_team_of_the_thread_that_runs_them() -> None:
@@ -215,6 +218,42 @@ def test_small_cnn_under_inductor_equals_eager() -> None:
         expected = model(x)
         got = compiled(x)
     torch.testing.assert_close(got.cpu(), expected.cpu(), rtol=1e-4, atol=1e-5)
+
+
+class _ChannelsLastBlock(nn.Module):
+    """ConvNeXt's block: a convolution, then a layer norm over the channels through a permutation,
+    which leaves the activations channels-last."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1, groups=4)
+        self.norm = nn.LayerNorm(4)
+        self.pointwise = nn.Conv2d(4, 6, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.norm(self.conv(x).permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        return self.pointwise(x)
+
+
+def test_compiled_convolutions_are_laid_out_as_eager() -> None:
+    # The device's convolution results are channels-last when the input or weight is, as the CPU's
+    # and CUDA's; torch.compile plans PyTorch's contiguous default for an out-of-tree backend
+    # unless told the device's rule, and then the compiled graph fails its stride checks.
+    torch.manual_seed(0)
+    model = _ChannelsLastBlock().to(DEVICE)
+    x = torch.randn(2, 4, 5, 5, device=DEVICE, requires_grad=True)
+    expected = model(x)
+    expected.sum().backward()
+    eager_grads = [grad(t).clone() for t in (x, *model.parameters())]
+    x.grad = None
+    model.zero_grad()
+    got = torch.compile(model, fullgraph=True)(x)
+    got.sum().backward()
+    assert expected.is_contiguous(memory_format=torch.channels_last) and not expected.is_contiguous()
+    assert got.stride() == expected.stride()
+    torch.testing.assert_close(got.detach().cpu(), expected.detach().cpu(), rtol=1e-4, atol=1e-5)
+    for compiled_grad, eager_grad in zip((grad(t) for t in (x, *model.parameters())), eager_grads, strict=True):
+        torch.testing.assert_close(compiled_grad.cpu(), eager_grad.cpu(), rtol=1e-4, atol=1e-5)
 
 
 def test_training_step_under_inductor_equals_eager() -> None:

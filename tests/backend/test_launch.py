@@ -115,6 +115,8 @@ def test_convolutions_and_their_backward_are_launched(case: str, channels_last: 
     torch.testing.assert_close(y.cpu(), expected)
     for got, want in zip(grads, expected_grads, strict=True):
         torch.testing.assert_close(got.cpu(), want)
+    # Laid out as the CPU's: a channels-last network stays channels-last.
+    assert [t.stride() for t in (y, *grads)] == [t.stride() for t in (expected, *expected_grads)]
     # Only what output_mask asks for is computed.
     grad_input, grad_weight, grad_bias = torch.ops.aten.convolution_backward(
         gd, xd, wd, [out_channels], *args, [False, True, False]

@@ -12,6 +12,14 @@
 // OpenMP team, which then competes for the same cores with the worker's.
 // Anything else (a direct call with unexpanded or mismatched arguments) runs
 // inline, where the CPU kernel raises its own error at the call.
+//
+// Results are laid out as the CPU's oneDNN convolutions lay out theirs (and
+// cuDNN on CUDA): channels-last when the input or the weight is. A network
+// that runs channels-last (ConvNeXt's permuted layer norms make it so) then
+// stays channels-last, rather than converting every activation twice per
+// convolution. PyTorch plans an Overrideable convolution's result contiguous;
+// the package's Python side tells torch.compile's planning the same rule
+// (convolution_layout.py), so eager and compiled results agree.
 #include "core_ops.h"
 
 #include <array>
@@ -21,6 +29,7 @@
 #include <vector>
 
 #include <ATen/ops/convolution.h>
+#include <ATen/native/ConvUtils.h>
 #include <ATen/ops/convolution_backward.h>
 #include <c10/util/Exception.h>
 
@@ -31,6 +40,11 @@
 
 namespace scaffold::runtime {
 namespace {
+
+// The layout of a convolution's results (the output, the input and weight gradients).
+at::MemoryFormat result_format(const at::Tensor& input, const at::Tensor& weight) {
+  return at::native::_determine_backend_memory_format(input, weight, at::native::ConvBackend::Mkldnn);
+}
 
 // A convolution's arguments, owned: launched work outlives the caller's arrays.
 struct ConvolutionParams {
@@ -95,9 +109,8 @@ std::optional<at::Tensor> launch_convolution(
   if (!operands.native()) {
     return std::nullopt;
   }
-  // Contiguous, whatever the input's layout: PyTorch asks the backend (ConvBackend::Overrideable), and
-  // torch.compile plans with, a contiguous result. The copy into it takes the CPU result's layout.
-  operands.make_output(*sizes, {}, input.options());
+  // The copy into it takes the CPU result's layout, whichever backend the CPU picked.
+  operands.make_output(*sizes, {}, input.options().memory_format(result_format(input, weight)));
   return operands.launch("convolution_overrideable", [p = std::move(params), has_bias](FunctionalOperands& op) {
     const at::Tensor host_result = at::convolution(
         op.input(0), op.input(1), has_bias ? std::optional<at::Tensor>(op.input(2)) : std::nullopt,
@@ -121,7 +134,8 @@ at::Tensor convolution_overrideable(const at::Tensor & input, const at::Tensor &
   const at::Tensor host_result = at::convolution(
       call.input(input, "input"), call.input(weight, "weight"), call.input(bias, "bias"),
       stride, padding, dilation, transposed, output_padding, groups);
-  at::Tensor result = allocate(host_result.sizes(), host_result.scalar_type(), call.device());
+  at::Tensor result = empty(host_result.sizes(), host_result.scalar_type(), c10::kStrided, call.device(),
+                            std::nullopt, result_format(input, weight));
   host_view(result).copy_(host_result);
   return result;
 }
@@ -129,11 +143,11 @@ at::Tensor convolution_overrideable(const at::Tensor & input, const at::Tensor &
 namespace {
 
 // A device copy of a gradient the CPU computed; undefined stays undefined (output_mask off).
-at::Tensor to_device(const at::Tensor& host, c10::Device device) {
+at::Tensor to_device(const at::Tensor& host, c10::Device device, at::MemoryFormat format) {
   if (!host.defined()) {
     return host;
   }
-  at::Tensor result = allocate(host.sizes(), host.scalar_type(), device);
+  at::Tensor result = empty(host.sizes(), host.scalar_type(), c10::kStrided, device, std::nullopt, format);
   host_view(result).copy_(host);
   return result;
 }
@@ -152,11 +166,11 @@ std::optional<Gradients> launch_convolution_backward(
   if (!launch.native()) {
     return std::nullopt;
   }
-  // Contiguous, as the forward result.
   const std::array<int64_t, 1> bias_sizes{out_channels};
+  const at::MemoryFormat format = result_format(input, weight);
   Gradients gradients{
-      launch.result(input.sizes(), input.scalar_type(), at::MemoryFormat::Contiguous, output_mask[0]),
-      launch.result(weight.sizes(), input.scalar_type(), at::MemoryFormat::Contiguous, output_mask[1]),
+      launch.result(input.sizes(), input.scalar_type(), format, output_mask[0]),
+      launch.result(weight.sizes(), input.scalar_type(), format, output_mask[1]),
       launch.result(bias_sizes, input.scalar_type(), at::MemoryFormat::Contiguous, output_mask[2])};
   launch.run("convolution_backward_overrideable",
              [p = std::move(params), bias_sizes, output_mask](const HostViews& in) {
@@ -187,8 +201,9 @@ std::optional<Gradients> launch_convolution_backward(
       call.input(grad_output, "grad_output"), call.input(input, "input"),
       call.input(weight, "weight"), at::IntArrayRef(bias_sizes), stride, padding, dilation,
       transposed, output_padding, groups, output_mask);
-  return {to_device(grad_input, call.device()), to_device(grad_weight, call.device()),
-          to_device(grad_bias, call.device())};
+  const at::MemoryFormat format = result_format(input, weight);
+  return {to_device(grad_input, call.device(), format), to_device(grad_weight, call.device(), format),
+          to_device(grad_bias, call.device(), at::MemoryFormat::Contiguous)};
 }
 
 } // namespace scaffold::runtime

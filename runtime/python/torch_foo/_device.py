@@ -31,6 +31,7 @@ from torch.utils.backend_registration import (
     rename_privateuse1_backend,
 )
 
+from . import _convolution_layout
 from ._memory import add_memory_api
 from ._streams import add_stream_api
 
@@ -81,6 +82,7 @@ def install(device_name: str, package_name: str) -> types.ModuleType:
         if torch._C._get_privateuse1_backend_name() == _DEFAULT_PRIVATEUSE1_NAME:
             rename_privateuse1_backend(device_name)
         _register_device_module(device_name, _make_device_module(device_name, c_module))
+        _convolution_layout.install(device_name)
         if not hasattr(torch.Tensor, device_name):
             generate_methods_for_privateuse1_backend(
                 for_tensor=True, for_module=True, for_storage=True

@@ -28,6 +28,8 @@ from typing import Any, cast
 
 import torch
 
+from . import _convolution_layout
+
 _lock = threading.Lock()
 _registered: set[str] = set()
 
@@ -82,7 +84,8 @@ def register(device_name: str) -> None:
 def _key_cached_graphs_on_this_module(device_name: str) -> None:
     """Inductor's FX graph cache keeps compiled graphs, this module's wrapper code included, across
     processes, keyed on torch and the graph but not on this module: after an upgrade or a downgrade
-    of the backend, a cached graph would call into wrapper helpers another version has or lacks.
+    of the backend, a cached graph would call into wrapper helpers another version has or lacks, or
+    check its convolutions' results against another version's layouts (_convolution_layout.py).
     The key covers every custom backend pass's uuid, so a pass that is never applied -- it sits
     under a name that is no device's -- adds a hash of this file to it. (Inductor's own
     registration of the device, which calls register() above, resets the device's own entry.)"""
@@ -94,7 +97,8 @@ def _key_cached_graphs_on_this_module(device_name: str) -> None:
 
     # Read once (the key is computed at every compile). The device's kernels are written for its
     # compute threads (DeviceScheduling), which the key must cover as Inductor's covers the CPU's.
-    version = get_hash_for_files((__file__,)) + f" threads {device_compute_threads(device_name)}".encode()
+    files = (__file__, _convolution_layout.__file__)
+    version = get_hash_for_files(files) + f" threads {device_compute_threads(device_name)}".encode()
 
     class WrapperCodeVersion(CustomGraphModulePass):
         def __call__(self, gm: torch.fx.GraphModule) -> None:
