@@ -232,7 +232,8 @@ class _ChannelsLastBlock(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.norm(self.conv(x).permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
-        return self.pointwise(x)
+        result: torch.Tensor = self.pointwise(x)
+        return result
 
 
 def test_compiled_convolutions_are_laid_out_as_eager() -> None:

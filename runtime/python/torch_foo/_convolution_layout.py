@@ -15,8 +15,9 @@ from typing import Any
 
 import torch
 
-_OVERRIDEABLE = torch._C._ConvBackend.Overrideable
-_LAID_OUT_AS = torch._C._ConvBackend.Mkldnn
+# torch._C's stubs name the enum ConvBackend; the module binds it as _ConvBackend.
+_OVERRIDEABLE = torch._C._ConvBackend.Overrideable  # type: ignore[attr-defined]
+_LAID_OUT_AS = torch._C._ConvBackend.Mkldnn  # type: ignore[attr-defined]
 
 
 def install(device_name: str) -> None:
@@ -28,7 +29,7 @@ def install(device_name: str) -> None:
     def determine_backend_memory_format(input: Any, weight: Any, backend: Any) -> torch.memory_format:
         if backend == _OVERRIDEABLE and input.device.type == device_name:
             backend = _LAID_OUT_AS
-        return original(input, weight, backend)  # type: ignore[no-any-return]
+        return original(input, weight, backend)
 
     vars(determine_backend_memory_format)["_scaffold_device"] = device_name
     torch._C._conv_determine_backend_memory_format = determine_backend_memory_format
