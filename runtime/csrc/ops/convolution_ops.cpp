@@ -19,7 +19,7 @@
 // stays channels-last, rather than converting every activation twice per
 // convolution. PyTorch plans an Overrideable convolution's result contiguous;
 // the package's Python side tells torch.compile's planning the same rule
-// (convolution_layout.py), so eager and compiled results agree.
+// (python/torch_foo/_convolution_layout.py), so eager and compiled results agree.
 #include "core_ops.h"
 
 #include <array>
@@ -28,8 +28,8 @@
 #include <tuple>
 #include <vector>
 
-#include <ATen/ops/convolution.h>
 #include <ATen/native/ConvUtils.h>
+#include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <c10/util/Exception.h>
 
@@ -44,6 +44,17 @@ namespace {
 // The layout of a convolution's results (the output, the input and weight gradients).
 at::MemoryFormat result_format(const at::Tensor& input, const at::Tensor& weight) {
   return at::native::_determine_backend_memory_format(input, weight, at::native::ConvBackend::Mkldnn);
+}
+
+// A device copy, in `format`, of a result the CPU computed inline; undefined stays undefined (an
+// output_mask off).
+at::Tensor to_device(const at::Tensor& host, c10::Device device, at::MemoryFormat format) {
+  if (!host.defined()) {
+    return host;
+  }
+  at::Tensor result = empty(host.sizes(), host.scalar_type(), c10::kStrided, device, std::nullopt, format);
+  host_view(result).copy_(host);
+  return result;
 }
 
 // A convolution's arguments, owned: launched work outlives the caller's arrays.
@@ -134,23 +145,10 @@ at::Tensor convolution_overrideable(const at::Tensor & input, const at::Tensor &
   const at::Tensor host_result = at::convolution(
       call.input(input, "input"), call.input(weight, "weight"), call.input(bias, "bias"),
       stride, padding, dilation, transposed, output_padding, groups);
-  at::Tensor result = empty(host_result.sizes(), host_result.scalar_type(), c10::kStrided, call.device(),
-                            std::nullopt, result_format(input, weight));
-  host_view(result).copy_(host_result);
-  return result;
+  return to_device(host_result, call.device(), result_format(input, weight));
 }
 
 namespace {
-
-// A device copy of a gradient the CPU computed; undefined stays undefined (output_mask off).
-at::Tensor to_device(const at::Tensor& host, c10::Device device, at::MemoryFormat format) {
-  if (!host.defined()) {
-    return host;
-  }
-  at::Tensor result = empty(host.sizes(), host.scalar_type(), c10::kStrided, device, std::nullopt, format);
-  host_view(result).copy_(host);
-  return result;
-}
 
 using Gradients = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 
