@@ -114,6 +114,32 @@ def test_a_launched_kernel_frees_what_python_dropped_without_the_gil() -> None:
     assert freed_while_holding_the_gil
 
 
+def test_a_kernel_of_many_buffers_is_launched_on_the_stream() -> None:
+    """Inductor fuses small updates of many buffers into one kernel -- a network's batch norms'
+    num_batches_tracked, two pointers a layer -- with more arguments than a 64-bit mask has bits.
+    Run inline it waited for the whole forward on the host; it is launched like any other."""
+    import re
+
+    from torch._inductor.utils import run_and_get_code
+
+    def fn(*counters: torch.Tensor) -> None:
+        for counter in counters:
+            counter.add_(1)
+
+    counters = [torch.full((), index, dtype=torch.int64, device=DEVICE) for index in range(48)]
+    compiled = torch.compile(fn, fullgraph=True)
+    _, (source, *_) = run_and_get_code(compiled, *counters)
+    kinds = re.findall(r"_launch_kernel\('cpp_fused_\w*', \w+, '([ti]+)'", source)
+    assert kinds and max(len(kind) for kind in kinds) > 63, source
+    assert "_host_view(" not in source
+    foo.synchronize()
+    s = foo.Stream()
+    with paused(s), foo.stream(s):
+        compiled(*counters)
+        assert not s.query()
+    assert [counter.item() for counter in counters] == [index + 2 for index in range(48)]
+
+
 def test_kernels_of_dynamic_shapes_are_launched_with_their_sizes() -> None:
     from torch._inductor.utils import run_and_get_code
 
@@ -152,7 +178,7 @@ def test_only_kernels_of_pointers_and_64_bit_integers_are_launched() -> None:
     assert not _launchable(["float*", "const double"])
     assert not _launchable(["float*", "const int32_t"])
     assert not _launchable(["const int64_t"])  # no tensor: no device to launch on
-    assert _launchable(["float*"] * 63) and not _launchable(["float*"] * 64)
+    assert _launchable(["float*"] * 255) and not _launchable(["float*"] * 256)
 
 
 def test_cached_compiled_graphs_are_keyed_on_the_wrapper_code() -> None:

@@ -675,13 +675,13 @@ def test_a_compiled_kernel_is_launched_on_the_stream_with_its_arguments_in_order
     s = foo.Stream()
     with paused(s), foo.stream(s):
         x.add_(1)  # queued before the kernel, which must run after it
-        launch_compiled_kernel(memset, 0b001, [x[1]], [7, 3])  # memset(&x[1][0], 7, 3)
+        launch_compiled_kernel(memset, "tii", [x[1]], [7, 3])  # memset(&x[1][0], 7, 3)
         assert not s.query()
     expected = torch.ones(4, 6, dtype=torch.uint8)
     expected[1, :3] = 7
     assert torch.equal(x.cpu(), expected)
     with foo.stream(s):
-        launch_compiled_kernel(memset, 0b1, [column], [9, 1])
+        launch_compiled_kernel(memset, "tii", [column], [9, 1])
         assert column.cpu().tolist() == [9, 7, 1, 1]  # x[0][2], then x[1][2] from the first launch
 
 
@@ -694,7 +694,7 @@ def test_a_cpu_scalar_argument_is_read_by_its_value_at_the_launch() -> None:
     foo.synchronize()
     s = foo.Stream()
     with paused(s), foo.stream(s):
-        launch_compiled_kernel(memcpy, 0b011, [x, scalar], [4])  # memcpy(&x[0], &scalar, 4)
+        launch_compiled_kernel(memcpy, "tti", [x, scalar], [4])  # memcpy(&x[0], &scalar, 4)
         scalar.fill_(9)
     assert x.cpu().tolist() == [7, 0]
 
@@ -703,11 +703,13 @@ def test_a_compiled_kernel_launch_refuses_what_it_cannot_call() -> None:
     memset = load_compiled_kernel("libc.so.6", "memset", "memset")
     x = torch.zeros(8, dtype=torch.uint8, device="foo")
     with pytest.raises(RuntimeError, match=r"memset: argument 1 is on cpu, the kernel's other tensors on foo:0"):
-        launch_compiled_kernel(memset, 0b011, [x, torch.zeros(8, dtype=torch.uint8)], [8])
-    with pytest.raises(RuntimeError, match=r"memset: tensor positions 6 do not fit 1 tensors and 2 integers"):
-        launch_compiled_kernel(memset, 0b110, [x], [0, 8])
+        launch_compiled_kernel(memset, "tti", [x, torch.zeros(8, dtype=torch.uint8)], [8])
+    with pytest.raises(RuntimeError, match=r"memset: argument kinds 'itt' \(t: tensor, i: integer\) do not fit 1 "):
+        launch_compiled_kernel(memset, "itt", [x], [0, 8])
+    with pytest.raises(RuntimeError, match=r"memset: argument kinds 'tix' .* do not fit 1 tensors and 2 integers"):
+        launch_compiled_kernel(memset, "tix", [x], [0, 8])
     with pytest.raises(RuntimeError, match=r"12345 is not a loaded kernel's handle"):
-        launch_compiled_kernel(12345, 0b1, [x], [])
+        launch_compiled_kernel(12345, "t", [x], [])
     # Never loads a library: only entry points of shared objects already loaded are found.
     assert load_compiled_kernel("/nonexistent/kernel.so", "kernel", "k") == -1
     assert load_compiled_kernel("libc.so.6", "no_such_symbol_anywhere", "k") == -1
@@ -738,7 +740,7 @@ def test_a_kernel_without_an_entry_point_runs_inline_on_host_views() -> None:
         def launch_on_s() -> None:
             s.wait_event(ready)
             with foo.stream(s):
-                launch("k", kernel, 0b101, [out, source], [2])
+                launch("k", kernel, "tit", [out, source], [2])
 
         thread, _ = blocked_call(launch_on_s)
         assert_still_waiting(thread)  # the host view waits for source's update

@@ -101,7 +101,7 @@ int64_t load_compiled_kernel(const std::string& path, const std::string& symbol,
 
 void launch_compiled_kernel(
     int64_t kernel,
-    int64_t tensor_positions,
+    const std::string& argument_kinds,
     std::vector<at::Tensor> tensors,
     const std::vector<int64_t>& integers) {
   const CompiledKernel& compiled = registered_kernel(kernel);
@@ -109,12 +109,14 @@ void launch_compiled_kernel(
   TORCH_CHECK(
       count <= kMaxCompiledKernelArguments, compiled.name, ": ", count, " arguments; a launched kernel takes at most ",
       kMaxCompiledKernelArguments);
-  const auto positions = static_cast<uint64_t>(tensor_positions);
+  const auto kinds_fit = [&] {
+    const auto tensor_count = static_cast<size_t>(std::count(argument_kinds.begin(), argument_kinds.end(), 't'));
+    const auto integer_count = static_cast<size_t>(std::count(argument_kinds.begin(), argument_kinds.end(), 'i'));
+    return argument_kinds.size() == count && tensor_count == tensors.size() && integer_count == integers.size();
+  };
   TORCH_CHECK(
-      tensor_positions >= 0 && (positions >> count) == 0 &&
-          static_cast<size_t>(__builtin_popcountll(positions)) == tensors.size(),
-      compiled.name, ": tensor positions ", tensor_positions, " do not fit ", tensors.size(), " tensors and ",
-      integers.size(), " integers");
+      kinds_fit(), compiled.name, ": argument kinds '", argument_kinds, "' (t: tensor, i: integer) do not fit ",
+      tensors.size(), " tensors and ", integers.size(), " integers");
 
   const auto on_device = std::find_if(tensors.begin(), tensors.end(), [](const at::Tensor& tensor) {
     return tensor.defined() && tensor.device().type() == c10::DeviceType::PrivateUse1;
@@ -122,11 +124,11 @@ void launch_compiled_kernel(
   TORCH_CHECK(
       on_device != tensors.end(), compiled.name, ": no argument is a tensor of this device, which the kernel runs on");
   const c10::Device device = on_device->device();
-  std::array<Slot, kMaxCompiledKernelArguments> arguments{};
+  std::vector<Slot> arguments(count);
   size_t next_tensor = 0;
   size_t next_integer = 0;
   for (size_t position = 0; position < count; ++position) {
-    if ((positions >> position) & 1U) {
+    if (argument_kinds[position] == 't') {
       arguments[position] = kernel_address(tensors[next_tensor++], device, position, compiled.name);
     } else {
       arguments[position] = static_cast<Slot>(integers[next_integer++]);
@@ -148,7 +150,10 @@ void launch_compiled_kernel(
   launch(
       device.index(),
       compiled.name.c_str(),
-      [entry = compiled.entry, caller = callers[count], arguments, keep_alive = std::move(storages)]() {
+      [entry = compiled.entry,
+       caller = callers[count],
+       arguments = std::move(arguments),
+       keep_alive = std::move(storages)]() {
         caller(entry, arguments.data());
       });
 }
@@ -162,14 +167,17 @@ TORCH_LIBRARY_FRAGMENT(scaffold_runtime, m) {
       [](c10::string_view path, c10::string_view symbol, c10::string_view name) {
         return scaffold::runtime::load_compiled_kernel(std::string(path), std::string(symbol), std::string(name));
       });
-  m.def("launch_compiled_kernel(int kernel, int tensor_positions, Tensor[] tensors, int[] integers) -> ()");
+  m.def("launch_compiled_kernel(int kernel, str argument_kinds, Tensor[] tensors, int[] integers) -> ()");
 }
 
 TORCH_LIBRARY_IMPL(scaffold_runtime, PrivateUse1, m) {
   m.impl(
       "launch_compiled_kernel",
-      [](int64_t kernel, int64_t tensor_positions, at::TensorList tensors, c10::IntArrayRef integers) {
+      [](int64_t kernel, c10::string_view argument_kinds, at::TensorList tensors, c10::IntArrayRef integers) {
         scaffold::runtime::launch_compiled_kernel(
-            kernel, tensor_positions, tensors.vec(), std::vector<int64_t>(integers.begin(), integers.end()));
+            kernel,
+            std::string(argument_kinds),
+            tensors.vec(),
+            std::vector<int64_t>(integers.begin(), integers.end()));
       });
 }

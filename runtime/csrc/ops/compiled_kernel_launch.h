@@ -21,11 +21,11 @@
 //   torch.ops.scaffold_runtime.load_compiled_kernel(path, symbol, name) -> int
 //       the kernel's handle, or -1 when the entry point is not found (the
 //       wrapper then calls the kernel inline);
-//   torch.ops.scaffold_runtime.launch_compiled_kernel(kernel, tensor_positions,
+//   torch.ops.scaffold_runtime.launch_compiled_kernel(kernel, argument_kinds,
 //       tensors, integers)
-//       bit i of tensor_positions set: argument i is the next tensor (its data
+//       argument_kinds[i] is 't': argument i is the next tensor (its data
 //       pointer, translated to the host view; a 0-dim CPU tensor, a scalar
-//       Dynamo passes, by a copy made at the launch), else the next integer.
+//       Dynamo passes, by a copy made at the launch); 'i': the next integer.
 #pragma once
 
 #include <cstddef>
@@ -37,8 +37,11 @@
 
 namespace scaffold::runtime {
 
-// The most arguments a launched compiled kernel takes (bits of the position mask).
-constexpr size_t kMaxCompiledKernelArguments = 63;
+// The most arguments a launched compiled kernel takes: one caller is compiled
+// per count. Inductor fuses small updates of many buffers into one kernel (a
+// network's batch norms' num_batches_tracked: two pointers per layer), and C++
+// guarantees a function declaration 256 parameters.
+constexpr size_t kMaxCompiledKernelArguments = 255;
 
 // Registers `symbol` of the shared object at `path`, which must already be
 // loaded (it is never loaded from here); `name` names its launches in the
@@ -47,11 +50,11 @@ constexpr size_t kMaxCompiledKernelArguments = 63;
 int64_t load_compiled_kernel(const std::string& path, const std::string& symbol, const std::string& name);
 
 // Enqueues the kernel on the current stream of its tensors' device, with its
-// arguments in the order `tensor_positions` gives. The launched work keeps
-// the tensors' storages alive until it has run.
+// arguments in the order `argument_kinds` gives. The launched work keeps the
+// tensors' storages alive until it has run.
 void launch_compiled_kernel(
     int64_t kernel,
-    int64_t tensor_positions,
+    const std::string& argument_kinds,
     std::vector<at::Tensor> tensors,
     const std::vector<int64_t>& integers);
 

@@ -21,21 +21,21 @@ _NOT_LAUNCHABLE = -1
 _handles: dict[Callable[..., Any], int] = {}
 
 
-def launch(name: str, kernel: Callable[..., Any], tensor_positions: int, tensors: Sequence[torch.Tensor],
+def launch(name: str, kernel: Callable[..., Any], argument_kinds: str, tensors: Sequence[torch.Tensor],
            integers: Sequence[int]) -> None:
     """Launches `kernel` (Inductor's Python binding of a compiled kernel) on the current stream:
-    argument i is the next of `tensors` when bit i of `tensor_positions` is set, else the next
-    of `integers`. `name` names the launch in the profiler and in error messages."""
+    argument i is the next of `tensors` where `argument_kinds[i]` is ``"t"``, the next of
+    `integers` where it is ``"i"``. `name` names the launch in the profiler and in error messages."""
     handle = _handles.get(kernel)
     if handle is None:
         handle = _handles[kernel] = _load(name, kernel)
     if handle != _NOT_LAUNCHABLE:
-        torch.ops.scaffold_runtime.launch_compiled_kernel.default(handle, tensor_positions, tensors, integers)
+        torch.ops.scaffold_runtime.launch_compiled_kernel.default(handle, argument_kinds, tensors, integers)
         return
     host_view = torch.ops.scaffold_runtime.host_view.default  # waits for the stream's earlier work
     remaining_tensors, remaining_integers = iter(tensors), iter(integers)
-    kernel(*(host_view(next(remaining_tensors)) if tensor_positions >> position & 1 else next(remaining_integers)
-             for position in range(len(tensors) + len(integers))))
+    kernel(*(host_view(next(remaining_tensors)) if kind == "t" else next(remaining_integers)
+             for kind in argument_kinds))
 
 
 def _load(name: str, kernel: Callable[..., Any]) -> int:

@@ -236,9 +236,9 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
                 pointers = [_is_pointer(arg_type) for arg_type in arg_types]
                 tensors = [arg for arg, pointer in zip(call_args, pointers, strict=True) if pointer]
                 integers = [arg for arg, pointer in zip(call_args, pointers, strict=True) if not pointer]
-                positions = sum(1 << position for position, pointer in enumerate(pointers) if pointer)
+                kinds = "".join("t" if pointer else "i" for pointer in pointers)
                 self.writeline(  # type: ignore[no-untyped-call]
-                    f"_launch_kernel({kernel_name!r}, {kernel_name}, {positions:#b}, "
+                    f"_launch_kernel({kernel_name!r}, {kernel_name}, {kinds!r}, "
                     f"[{', '.join(tensors)}], [{', '.join(integers)}])"
                 )
                 return
@@ -323,7 +323,7 @@ def _is_pointer(arg_type: Any) -> bool:
 # What a launched kernel's entry point may take besides pointers: the runtime passes every
 # argument in a 64-bit integer slot (runtime/csrc/ops/compiled_kernel_launch.h).
 _LAUNCHED_INTEGER_TYPES = frozenset({"int64_t", "long"})
-_MAX_LAUNCHED_ARGUMENTS = 63
+_MAX_LAUNCHED_ARGUMENTS = 255  # the runtime's kMaxCompiledKernelArguments
 
 
 def _launchable(arg_types: list[Any]) -> bool:
