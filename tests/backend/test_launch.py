@@ -660,6 +660,30 @@ def test_an_error_in_a_launched_kernel_surfaces_at_the_next_synchronisation() ->
         assert (x + 1).sum().item() == 36
 
 
+def test_foreach_lists_laid_out_alike_take_one_launch() -> None:
+    """A depthwise convolution's weight (C, 1, k, k) and its channels-last gradient differ in
+    strides only where the size is 1: the same layout. An optimizer's foreach ops take such lists
+    at once, as CUDA's fast route does, not one op per tensor."""
+    from torch.profiler import ProfilerActivity, profile
+
+    weights = [torch.randn(8, 1, 3, 3), torch.randn(8)]
+    grads = [torch.randn(8, 1, 3, 3), torch.randn(8)]
+    on_device = [w.to("foo") for w in weights]
+    channels_last = torch.empty_strided((8, 1, 3, 3), (9, 1, 3, 1), device="foo").copy_(grads[0])
+    grads_on_device = [channels_last, grads[1].to("foo")]
+    assert on_device[0].stride() == (9, 9, 3, 1)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        torch._foreach_lerp_(on_device, grads_on_device, 0.1)
+        torch._foreach_addcmul_(on_device, grads_on_device, grads_on_device, 0.5)
+    called = {event.name for event in prof.events()}
+    assert {"aten::_foreach_lerp_", "aten::_foreach_addcmul_"} <= called
+    assert not called & {"aten::lerp_", "aten::addcmul_"}, called
+    torch._foreach_lerp_(weights, grads, 0.1)
+    torch._foreach_addcmul_(weights, grads, grads, 0.5)
+    for got, expected in zip(on_device, weights, strict=True):
+        torch.testing.assert_close(got.cpu(), expected)
+
+
 # A compiled kernel is an `extern "C"` entry point of a loaded shared object taking pointers and
 # 64-bit integers: libc's memset(pointer, byte, count) is one (runtime/csrc/ops/compiled_kernel_launch.h).
 load_compiled_kernel = torch.ops.scaffold_runtime.load_compiled_kernel.default

@@ -14,6 +14,22 @@ bool takes_dtype(at::ScalarType dtype, ForeachLists::Dtypes dtypes) {
   return dtypes == ForeachLists::Dtypes::Any || at::isFloatingType(dtype);
 }
 
+// Strides of a dimension of size 1 say nothing about the layout: a
+// depthwise convolution's weight (C, 1, k, k) and its gradient, which the
+// convolution writes channels-last, are laid out alike with different
+// strides there. CUDA's fast route ignores them too.
+bool same_layout(const at::Tensor& a, const at::Tensor& b) {
+  const at::IntArrayRef sizes = a.sizes();
+  const at::IntArrayRef a_strides = a.strides();
+  const at::IntArrayRef b_strides = b.strides();
+  for (size_t dim = 0; dim < sizes.size(); ++dim) {
+    if (sizes[dim] != 1 && a_strides[dim] != b_strides[dim]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 ForeachLists::ForeachLists(std::initializer_list<at::TensorList> lists, Dtypes dtypes) {
@@ -37,7 +53,7 @@ ForeachLists::ForeachLists(std::initializer_list<at::TensorList> lists, Dtypes d
     for (const at::TensorList list : lists) {
       const at::Tensor& t = list[i];
       if (!t.defined() || t.device() != device || t.layout() != c10::kStrided || t.scalar_type() != first.scalar_type() ||
-          t.sizes() != first.sizes() || t.strides() != first.strides()) {
+          t.sizes() != first.sizes() || !same_layout(t, first)) {
         return;
       }
     }

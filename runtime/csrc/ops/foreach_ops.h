@@ -5,7 +5,8 @@
 // dispatched op per tensor: a step over a model's N parameters costs N
 // launches per foreach op. CUDA's kernels take the lists at once when they
 // can -- "the fast route": every tensor on one device, the i-th tensors of
-// all lists of one dtype, sizes and strides, non-overlapping and dense --
+// all lists of one dtype, sizes and strides (but in dimensions of size 1),
+// non-overlapping and dense --
 // and loop otherwise. ForeachLists decides the same here. When fast(), the
 // kernel launches one piece of work that runs the CPU's own foreach kernel
 // (at::native::foreach_tensor_*_slow) on host views of the lists; otherwise
