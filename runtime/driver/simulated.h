@@ -49,9 +49,13 @@ int current_device_unchecked();
 // with an OpenMP team of config().compute_threads, and of
 // config().compute_threads_host_waiting while a host thread has been asleep
 // in a synchronisation for a while: the core the host keeps is idle then.
-// Called by a worker before each kernel, and with `idle` before it waits for
+// Called by a worker before each kernel, with the number of launches queued
+// on its stream (that kernel's included), and with `idle` before it waits for
 // work (it then lets its extra threads go).
-void size_worker_team(bool idle);
+void size_worker_team(bool idle, uint64_t queued = 0);
+// Marks the calling thread as a stream's worker (drvLimitKernelThreads acts
+// on workers only).
+void mark_stream_worker();
 // Held by a host thread while it sleeps until a stream or event catches up.
 class HostWait {
  public:

@@ -215,7 +215,8 @@ struct drvStream_st {
           break; // the rest goes back to the front of the queue
         }
         if (batch[done].kind == scaffold::driver::WorkKind::HostFunction) {
-          scaffold::driver::size_worker_team(false);
+          scaffold::driver::size_worker_team(
+              false, enqueued_hint.load(std::memory_order_relaxed) - completed.load(std::memory_order_relaxed));
         }
         const uint64_t ran = batch[done].run_traced(this, device);
         if (ran > 0 && batch[done].kind != scaffold::driver::WorkKind::WaitEvent) {
@@ -300,6 +301,7 @@ drvStream_t start_stream(int device, int priority, bool is_default) {
     static std::once_flag fork_handler;
     std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &mark_workers_lost); });
     stream->worker = std::thread([stream] {
+      scaffold::driver::mark_stream_worker();
       scaffold::driver::size_worker_team(true);
       stream->run();
     });

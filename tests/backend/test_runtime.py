@@ -476,6 +476,31 @@ def test_the_device_computes_on_the_host_core_while_the_host_sleeps_in_a_synchro
         assert (while_sleeping, after) == (lent, 0), (env, result.stdout)
 
 
+KERNEL_THREADS = """
+import torch
+x = torch.randn(1 << 20, device="foo")
+(x + 1).sum().item()  # the worker's first ATen kernels set its OpenMP count (ATen's lazy start)
+out = torch.zeros(2, dtype=torch.int64, device="foo")
+for limit in (0, 1, 0):
+    torch.ops.scaffold_runtime._kernel_threads_for_testing(out, limit)
+    print(*out.tolist())
+print(torch.get_num_threads())
+"""
+
+
+def test_a_kernel_may_compute_on_fewer_threads_than_the_device_has() -> None:
+    """A launched kernel that limits itself (drvLimitKernelThreads; oneDNN's small convolutions run
+    faster on one thread) computes on that many, and the kernel after it on the device's threads
+    again. Run inline (launch blocking), on the caller's thread, the limit changes nothing there."""
+    result = _run_python(KERNEL_THREADS, SCAFFOLD_DEVICE_THREADS="2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:3] == ["2 2", "1 2", "2 2"], result.stdout
+    result = _run_python(KERNEL_THREADS, SCAFFOLD_DEVICE_THREADS="2", SCAFFOLD_LAUNCH_BLOCKING="1")
+    assert result.returncode == 0, result.stderr
+    *per_kernel, host = result.stdout.split()
+    assert per_kernel == [host] * 6, result.stdout
+
+
 # ---- Threads --------------------------------------------------------------------------------------
 
 

@@ -7,11 +7,22 @@
 // launch blocking such views only borrow the device storage while the op
 // runs (host_view_cache.h, StorageRef); the tests free `self` and check
 // that the kept view still owns its memory.
+//
+// _kernel_threads_for_testing(out, limit): launched work that limits itself
+// to `limit` compute threads (limit_launched_threads; 0: no limit), then
+// writes into out[0] how many threads its parallel loops get (ATen's
+// at::get_num_threads(): the OpenMP count its kernels and oneDNN's take),
+// and a second piece of work launched after it writes its own into out[1].
+#include <cstdint>
+
+#include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
 #include "functional_operands.h"
+#include "launch.h"
+#include "memory_access.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -26,13 +37,30 @@ at::Tensor kept_kernel_view_for_testing(const at::Tensor& self) {
   return kept;
 }
 
+void kernel_threads_for_testing(const at::Tensor& out, int64_t limit) {
+  TORCH_CHECK(
+      out.device().is_privateuseone() && out.scalar_type() == at::kLong && out.dim() == 1 && out.numel() == 2,
+      "_kernel_threads_for_testing: expected a 1-dim int64 device tensor of 2 elements");
+  launch(out.device().index(), "_kernel_threads_for_testing", [view = launch_host_view(out), limit]() {
+    if (limit > 0) {
+      limit_launched_threads(static_cast<int>(limit));
+    }
+    view.mutable_data_ptr<int64_t>()[0] = at::get_num_threads();
+  });
+  launch(out.device().index(), "_kernel_threads_for_testing", [view = launch_host_view(out)]() {
+    view.mutable_data_ptr<int64_t>()[1] = at::get_num_threads();
+  });
+}
+
 } // namespace
 } // namespace scaffold::runtime
 
 TORCH_LIBRARY_FRAGMENT(scaffold_runtime, m) {
   m.def("_kept_kernel_view_for_testing(Tensor(a) self) -> Tensor(a)");
+  m.def("_kernel_threads_for_testing(Tensor(a!) out, int limit) -> ()");
 }
 
 TORCH_LIBRARY_IMPL(scaffold_runtime, PrivateUse1, m) {
   m.impl("_kept_kernel_view_for_testing", TORCH_FN(scaffold::runtime::kept_kernel_view_for_testing));
+  m.impl("_kernel_threads_for_testing", TORCH_FN(scaffold::runtime::kernel_threads_for_testing));
 }

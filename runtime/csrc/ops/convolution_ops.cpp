@@ -36,6 +36,7 @@
 #include "functional_operands.h"
 #include "host_kernel_launch.h"
 #include "kernel_support.h"
+#include "launch.h"
 #include "memory_access.h"
 
 namespace scaffold::runtime {
@@ -66,6 +67,29 @@ struct ConvolutionParams {
   std::vector<int64_t> output_padding;
   int64_t groups;
 };
+
+// Small convolutions without groups (pointwise ones, mostly) compute on one
+// thread: oneDNN splits even a 0.15 MMAC 1x1 convolution across every
+// thread, and its forward and backward took 150 us on two threads of this
+// 2-core machine against 35 on one, while depthwise and grouped ones of the
+// same size gain from two. ShuffleNet's and MobileNet's steps: 1-4 ms less.
+constexpr double kOneThreadConvolutionMacs = 1.5e6;
+
+// Called in the launched work, on host views (the input, the output or its
+// gradient, the weight).
+void limit_small_convolution(
+    const at::Tensor& input, const at::Tensor& output, const at::Tensor& weight, const ConvolutionParams& p) {
+  if (p.groups != 1 || weight.dim() == 0 || weight.size(0) == 0) {
+    return;
+  }
+  // Each output element is a dot product over one filter (each input element, when transposed).
+  const at::Tensor& per_filter = p.transposed ? input : output;
+  const double macs =
+      static_cast<double>(per_filter.numel()) * static_cast<double>(weight.numel() / weight.size(0));
+  if (macs < kOneThreadConvolutionMacs) {
+    limit_launched_threads(1);
+  }
+}
 
 // The result's sizes, when the arguments are the checked, expanded and batched ones ATen's
 // convolution entry points pass: one value per spatial dimension, channels that match, a
@@ -123,6 +147,7 @@ std::optional<at::Tensor> launch_convolution(
   // The copy into it takes the CPU result's layout, whichever backend the CPU picked.
   operands.make_output(*sizes, {}, input.options().memory_format(result_format(input, weight)));
   return operands.launch("convolution_overrideable", [p = std::move(params), has_bias](FunctionalOperands& op) {
+    limit_small_convolution(op.input(0), op.output(), op.input(1), p);
     const at::Tensor host_result = at::convolution(
         op.input(0), op.input(1), has_bias ? std::optional<at::Tensor>(op.input(2)) : std::nullopt,
         p.stride, p.padding, p.dilation, p.transposed, p.output_padding, p.groups);
@@ -172,6 +197,7 @@ std::optional<Gradients> launch_convolution_backward(
       launch.result(bias_sizes, input.scalar_type(), at::MemoryFormat::Contiguous, output_mask[2])};
   launch.run("convolution_backward_overrideable",
              [p = std::move(params), bias_sizes, output_mask](const HostViews& in) {
+               limit_small_convolution(in[1], in[0], in[2], p);
                return at::convolution_backward(
                    in[0], in[1], in[2], at::IntArrayRef(bias_sizes), p.stride, p.padding, p.dilation,
                    p.transposed, p.output_padding, p.groups, output_mask);

@@ -128,4 +128,8 @@ void run_work_now(LaunchedWork& work) {
 
 } // namespace detail
 
+void limit_launched_threads(int threads) {
+  SCAFFOLD_DRIVER_CHECK(drvLimitKernelThreads(threads));
+}
+
 } // namespace scaffold::runtime

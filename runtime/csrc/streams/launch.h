@@ -107,6 +107,11 @@ void launch(c10::DeviceIndex device, const char* op, Fn&& fn) {
   detail::launch_work(std::move(work));
 }
 
+// Called from launched work: the rest of it computes with at most `threads`
+// of the device's compute threads (drvLimitKernelThreads), as a GPU kernel
+// launched on a small grid would. Changes nothing where work runs inline.
+void limit_launched_threads(int threads);
+
 // An owning copy of an optional list of dimensions, for a launched closure
 // (an at::OptionalIntArrayRef argument points into the caller's frame):
 //   [dims = OwnedDims(dim)](auto& op) { op.impl(op.input(0), dims, ...); }

@@ -160,6 +160,9 @@ drvError_t drvLaunchHostFunc(drvStream_t, void (*fn)(void*), void* user_data) {
   fn(user_data);
   return drvSuccess;
 }
+drvError_t drvLimitKernelThreads(int threads) {
+  return threads >= 1 ? drvSuccess : fail(drvErrorInvalidValue, "threads must be at least 1");  // kernels run inline
+}
 
 drvError_t drvDeviceGetStreamPriorityRange(int* least, int* greatest) {
   *least = 0;
