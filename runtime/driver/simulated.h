@@ -53,9 +53,6 @@ int current_device_unchecked();
 // on its stream (that kernel's included), and with `idle` before it waits for
 // work (it then lets its extra threads go).
 void size_worker_team(bool idle, uint64_t queued = 0);
-// Marks the calling thread as a stream's worker (drvLimitKernelThreads acts
-// on workers only).
-void mark_stream_worker();
 // Held by a host thread while it sleeps until a stream or event catches up.
 class HostWait {
  public:

@@ -301,7 +301,6 @@ drvStream_t start_stream(int device, int priority, bool is_default) {
     static std::once_flag fork_handler;
     std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &mark_workers_lost); });
     stream->worker = std::thread([stream] {
-      scaffold::driver::mark_stream_worker();
       scaffold::driver::size_worker_team(true);
       stream->run();
     });

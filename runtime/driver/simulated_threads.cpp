@@ -69,8 +69,9 @@ void release_openmp_pool() {
   }
 }
 
-thread_local bool t_stream_worker = false;
-thread_local int t_worker_team = 0; // the count size_worker_team last set on this thread
+// The count size_worker_team last set on this thread: 0 on every thread but
+// the streams' workers.
+thread_local int t_worker_team = 0;
 
 std::atomic<int> g_sleeping_host_threads{0};
 std::atomic<uint64_t> g_host_sleep_started_ns{0}; // when the count last left 0 (activity_clock_ns)
@@ -89,10 +90,6 @@ bool host_core_idle(uint64_t queued) {
 }
 
 } // namespace
-
-void mark_stream_worker() {
-  t_stream_worker = true;
-}
 
 void size_worker_team(bool idle, uint64_t queued) {
   const OpenMpCalls& omp = openmp();
@@ -138,7 +135,7 @@ drvError_t drvLimitKernelThreads(int threads) {
   }
   const OpenMpCalls& omp = openmp();
   // The worker sizes its team again before the next kernel.
-  if (t_stream_worker && omp.set_num_threads != nullptr && omp.get_max_threads != nullptr &&
+  if (t_worker_team > 0 && omp.set_num_threads != nullptr && omp.get_max_threads != nullptr &&
       threads < omp.get_max_threads()) {
     omp.set_num_threads(threads);
   }

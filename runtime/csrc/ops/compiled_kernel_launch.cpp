@@ -101,7 +101,7 @@ int64_t load_compiled_kernel(const std::string& path, const std::string& symbol,
 
 void launch_compiled_kernel(
     int64_t kernel,
-    const std::string& argument_kinds,
+    c10::string_view argument_kinds,
     std::vector<at::Tensor> tensors,
     const std::vector<int64_t>& integers) {
   const CompiledKernel& compiled = registered_kernel(kernel);
@@ -109,13 +109,12 @@ void launch_compiled_kernel(
   TORCH_CHECK(
       count <= kMaxCompiledKernelArguments, compiled.name, ": ", count, " arguments; a launched kernel takes at most ",
       kMaxCompiledKernelArguments);
-  const auto kinds_fit = [&] {
-    const auto tensor_count = static_cast<size_t>(std::count(argument_kinds.begin(), argument_kinds.end(), 't'));
-    const auto integer_count = static_cast<size_t>(std::count(argument_kinds.begin(), argument_kinds.end(), 'i'));
-    return argument_kinds.size() == count && tensor_count == tensors.size() && integer_count == integers.size();
+  const auto kinds_of = [&](char kind) {
+    return static_cast<size_t>(std::count(argument_kinds.begin(), argument_kinds.end(), kind));
   };
   TORCH_CHECK(
-      kinds_fit(), compiled.name, ": argument kinds '", argument_kinds, "' (t: tensor, i: integer) do not fit ",
+      argument_kinds.size() == count && kinds_of('t') == tensors.size() && kinds_of('i') == integers.size(),
+      compiled.name, ": argument kinds '", argument_kinds, "' (t: tensor, i: integer) do not fit ",
       tensors.size(), " tensors and ", integers.size(), " integers");
 
   const auto on_device = std::find_if(tensors.begin(), tensors.end(), [](const at::Tensor& tensor) {
@@ -175,9 +174,6 @@ TORCH_LIBRARY_IMPL(scaffold_runtime, PrivateUse1, m) {
       "launch_compiled_kernel",
       [](int64_t kernel, c10::string_view argument_kinds, at::TensorList tensors, c10::IntArrayRef integers) {
         scaffold::runtime::launch_compiled_kernel(
-            kernel,
-            std::string(argument_kinds),
-            tensors.vec(),
-            std::vector<int64_t>(integers.begin(), integers.end()));
+            kernel, argument_kinds, tensors.vec(), std::vector<int64_t>(integers.begin(), integers.end()));
       });
 }

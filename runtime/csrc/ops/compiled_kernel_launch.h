@@ -34,6 +34,7 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/string_view.h>
 
 namespace scaffold::runtime {
 
@@ -54,7 +55,7 @@ int64_t load_compiled_kernel(const std::string& path, const std::string& symbol,
 // tensors' storages alive until it has run.
 void launch_compiled_kernel(
     int64_t kernel,
-    const std::string& argument_kinds,
+    c10::string_view argument_kinds,
     std::vector<at::Tensor> tensors,
     const std::vector<int64_t>& integers);
 
