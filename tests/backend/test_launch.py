@@ -879,6 +879,32 @@ def test_views_kept_between_blocking_ops_follow_their_tensors() -> None:
     assert result.stdout.startswith("True "), result.stdout
 
 
+PROFILED_STICKY_VIEWS = """
+import torch
+from torch.profiler import ProfilerActivity, profile
+torch.manual_seed(0)
+a, w = torch.randn(4, 3), torch.randn(5, 3)
+device_a, device_w = a.to("foo").requires_grad_(), w.to("foo").requires_grad_()
+a.requires_grad_()
+w.requires_grad_()
+with profile(activities=[ProfilerActivity.CPU], record_shapes=True):
+    for _ in range(2):  # the second pass accumulates into the gradients in place
+        torch.nn.functional.linear(device_a, device_w).sum().backward()
+        torch.nn.functional.linear(a, w).sum().backward()
+print(torch.allclose(device_a.grad.cpu(), a.grad), torch.allclose(device_w.grad.cpu(), w.grad))
+"""
+
+
+def test_views_the_profiler_recorded_are_not_kept_between_blocking_ops() -> None:
+    """The profiler, recording shapes, keeps weak references to the inputs of the CPU ops a kernel
+    calls: the host views. A view kept between blocking ops must have no other holder, weak ones
+    included; one kept anyway was made owning of its device tensor's storage only when replaced,
+    after that tensor was freed (a crash in the second backward pass)."""
+    result = run_with_launch_blocking(PROFILED_STICKY_VIEWS)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["True", "True"]
+
+
 def test_integer_arithmetic_that_keeps_its_dtype_launches_without_waiting() -> None:
     # meta() converts nothing for ops that keep integer dtypes (add, sub, mul, neg, maximum,
     # minimum), so they need not wait for the work queued before them. Batch norm's

@@ -141,6 +141,24 @@ bool same_dims(at::IntArrayRef a, at::IntArrayRef b) {
   return true;
 }
 
+// True when the one reference the caller holds is the only one to `view`,
+// strong or weak, and to its storage, and the view is still a plain one:
+// never seen by Python, and not something a fresh host view is not (an
+// inference tensor, made under torch.inference_mode, refuses in-place updates
+// outside it). Only such a view may be recycled, or kept borrowing past its
+// op: one that something else refers to, if only weakly (the profiler's
+// record of an op's inputs), is made owning when its op ends, while its
+// device tensor is alive -- not later, when that tensor may be gone.
+// (c10::raw::weak_intrusive_ptr::use_count counts strong references.)
+bool unshared(c10::TensorImpl& view) {
+  ViewImpl held = ViewImpl::reclaim(&view); // the caller's reference, borrowed to read the counts
+  const bool alone = held.use_count() == 1 && held.weak_use_count() == 1;
+  (void)held.release();
+  return alone && view.unsafe_storage().use_count() == 1 && view.pyobj_slot()->load_pyobj() == nullptr &&
+      view.allow_tensor_metadata_change() && view.autograd_meta() == nullptr && !view.is_wrapped_number() &&
+      !view.is_inference();
+}
+
 void release_device_storage(void* storage_impl) {
   c10::intrusive_ptr<c10::StorageImpl>::reclaim(static_cast<c10::StorageImpl*>(storage_impl));
 }
@@ -224,15 +242,7 @@ void recycle_host_view(at::Tensor& view, ThreadViewCache& cache) noexcept {
     return;
   }
   c10::TensorImpl* impl = view.unsafeGetTensorImpl();
-  // Only a view nobody else holds, and still a plain one: never seen by
-  // Python, and not something a fresh host_view() is not (an inference
-  // tensor, made under torch.inference_mode, refuses in-place updates
-  // outside it).
-  const bool unshared = view.use_count() == 1 && view.weak_use_count() == 1 &&
-      impl->unsafe_storage().use_count() == 1 && impl->pyobj_slot()->load_pyobj() == nullptr &&
-      impl->allow_tensor_metadata_change() && impl->autograd_meta() == nullptr &&
-      !impl->is_wrapped_number() && !impl->is_inference();
-  if (unshared) {
+  if (unshared(*impl)) {
     impl->unsafe_storage().unsafeGetStorageImpl()->set_data_ptr_noswap(no_host_data());
     give_back_view(ViewImpl::reclaim(view.unsafeReleaseTensorImpl()), cache);
   } else {
@@ -258,15 +268,6 @@ namespace {
 // keeps none alive; the device-side pointers it is filed under are only
 // compared, and a tensor freed and replaced by one at the same addresses with
 // the same layout would be shown correctly by it anyway.
-
-// True when nothing but the sticky cache holds `view` (and its storage), and
-// it is still a plain host view (as recycle_host_view requires).
-bool idle(c10::TensorImpl& view) {
-  return c10::raw::intrusive_ptr::use_count(&view) == 1 && c10::raw::weak_intrusive_ptr::use_count(&view) == 1 &&
-      view.unsafe_storage().use_count() == 1 && view.pyobj_slot()->load_pyobj() == nullptr &&
-      view.allow_tensor_metadata_change() && view.autograd_meta() == nullptr && !view.is_wrapped_number() &&
-      !view.is_inference();
-}
 
 // True when `entry`'s view shows `t` exactly as recycled_host_view would.
 bool still_shows(const ThreadViewCache::Sticky& entry, const c10::TensorImpl& t, const c10::StorageImpl& storage) {
@@ -333,7 +334,7 @@ void end_sticky_use(at::Tensor& view, ThreadViewCache& cache) noexcept {
   for (ThreadViewCache::Sticky& entry : cache.sticky) {
     if (entry.view == impl) {
       view.reset(); // the entry's reference remains
-      if (!idle(*impl)) {
+      if (!unshared(*impl)) {
         make_owning(*impl->unsafe_storage().unsafeGetStorageImpl());
         ViewImpl::reclaim(std::exchange(entry.view, nullptr)); // the other holder keeps it
       }
