@@ -115,6 +115,37 @@ def test_without_the_event_the_consumer_does_not_wait() -> None:
         assert b.cpu().abs().sum().item() == 0  # copied a before the producer wrote it
 
 
+def test_each_thread_synchronizing_wakes_when_its_own_work_is_done() -> None:
+    # The worker wakes sleeping synchronize() calls only when its completions reach the lowest
+    # point one of them waits for; one waiting for less than another must not wait for both.
+    x = torch.zeros(N).to("foo")
+    s, held = foo.Stream(), foo.Stream()
+    with paused(held):
+        foo._pause_stream_for_testing(s, True)
+        try:  # not paused(s): resuming it waits for all of s, the work held back included
+            with foo.stream(s):
+                x.add_(1)
+            first, first_result = blocked_call(s.synchronize)
+            assert_still_waiting(first)
+            with foo.stream(held):
+                released = foo.Event()
+                released.record()
+            s.wait_event(released)  # s's worker stops here until `held` runs
+            with foo.stream(s):
+                x.add_(1)
+            second, second_result = blocked_call(s.synchronize)
+            assert_still_waiting(second)
+        finally:
+            foo._pause_stream_for_testing(s, False)
+        first.join(timeout=10)  # the first add is done, the wait still pending
+        assert not first.is_alive(), "a synchronize waited for work queued after it"
+        assert_still_waiting(second)
+    second.join(timeout=10)
+    assert not second.is_alive()
+    assert first_result == [None] and second_result == [None]
+    assert x.cpu().eq(2).all()
+
+
 def test_item_waits_for_queued_work() -> None:
     src = pinned_arange()
     x = torch.zeros(N).to("foo")
