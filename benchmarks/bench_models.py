@@ -207,6 +207,10 @@ def measure(name: str, device: str, compiled: bool, warmup: int, steps: int) -> 
     return statistics.median(times[device]), statistics.median(times["cpu"])
 
 
+def _mode(compiled: bool) -> str:
+    return "compiled" if compiled else "eager"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--all", action="store_true", help="the whole catalogue (default: the CI subset)")
@@ -239,7 +243,7 @@ def main() -> int:
         for name, compiled in runs:
             on_device, on_cpu = measure(name, device, compiled, args.warmup, args.steps)
             pairs[name, compiled].append((on_device, on_cpu))
-            print(f"  pair {round_number}/{args.pairs} {name} {'compiled' if compiled else 'eager'}:"
+            print(f"  pair {round_number}/{args.pairs} {name} {_mode(compiled)}:"
                   f" {on_device * 1e3:.1f} ms vs {on_cpu * 1e3:.1f} ms = {on_device / on_cpu:.2f}x", flush=True)
     ratios: dict[bool, list[float]] = {mode: [] for mode in modes}
     for name in names:
@@ -252,15 +256,14 @@ def main() -> int:
             on_cpu = statistics.median(on_cpu for _, on_cpu in measured)
             ratios[compiled].append(ratio)
             goal = COMPILED_GOAL if compiled else EAGER_GOAL
-            label = "compiled" if compiled else "eager"
-            cells.append(f"{label} {on_device * 1e3:8.1f} ms vs {on_cpu * 1e3:8.1f} ms = {ratio:5.2f}x"
+            cells.append(f"{_mode(compiled)} {on_device * 1e3:8.1f} ms vs {on_cpu * 1e3:8.1f} ms = {ratio:5.2f}x"
                          f" ({min(pair_ratios):.2f}-{max(pair_ratios):.2f})"
                          f" ({'met' if ratio <= goal else 'NOT met'}: <= {goal}x)")
         print(f"{name:34} " + "   ".join(cells), flush=True)
     for compiled, values in ratios.items():
         mean = math.exp(sum(math.log(r) for r in values) / len(values))
         goal = COMPILED_GOAL if compiled else EAGER_MEAN_GOAL
-        print(f"{'compiled' if compiled else 'eager'} geometric mean: {mean:.2f}x, worst {max(values):.2f}x"
+        print(f"{_mode(compiled)} geometric mean: {mean:.2f}x, worst {max(values):.2f}x"
               f" (goal {goal}x: {'met' if mean <= goal else 'NOT met'})")
     return 0
 
