@@ -50,10 +50,9 @@ int current_device_unchecked();
 // config().compute_threads_host_waiting while a host thread has been asleep
 // in a synchronisation for a while: the core the host keeps is idle then.
 // Called by a worker before each kernel, with the number of launches queued
-// on its stream (that kernel's included) and how long they would take at its
-// kernels' recent mean duration, and with `idle` before it waits for work (it
-// then lets its extra threads go).
-void size_worker_team(bool idle, uint64_t queued = 0, uint64_t queued_ns = 0);
+// on its stream (that kernel's included), and with `idle` before it waits for
+// work (it then lets its extra threads go).
+void size_worker_team(bool idle, uint64_t queued = 0);
 // Held by a host thread while it sleeps until a stream or event catches up.
 class HostWait {
  public:

@@ -170,7 +170,6 @@ struct drvStream_st {
   // took 190 us on the stream, 140 us after this, as on the CPU).
   std::atomic<uint64_t> sync_target{scaffold::driver::kNoSyncTarget};
   std::vector<uint64_t> sync_targets; // every sleeper's, under `mutex`
-  uint64_t mean_kernel_ns = 0; // the worker's recent kernels, how long one ran (size_worker_team)
   std::thread worker;
 
   // Called with `mutex` held.
@@ -233,21 +232,11 @@ struct drvStream_st {
         if (paused.load(std::memory_order_acquire)) {
           break; // the rest goes back to the front of the queue
         }
-        const bool kernel = batch[done].kind == scaffold::driver::WorkKind::HostFunction;
-        uint64_t kernel_start = 0;
-        if (kernel) {
-          const uint64_t queued =
-              enqueued_hint.load(std::memory_order_relaxed) - completed.load(std::memory_order_relaxed);
-          scaffold::driver::size_worker_team(false, queued, queued * mean_kernel_ns);
-          kernel_start = scaffold::driver::activity_clock_ns();
+        if (batch[done].kind == scaffold::driver::WorkKind::HostFunction) {
+          scaffold::driver::size_worker_team(
+              false, enqueued_hint.load(std::memory_order_relaxed) - completed.load(std::memory_order_relaxed));
         }
         const uint64_t ran = batch[done].run_traced(this, device);
-        if (kernel) {
-          // A moving mean over the last dozen or so kernels.
-          const auto took = static_cast<int64_t>(scaffold::driver::activity_clock_ns() - kernel_start);
-          mean_kernel_ns = static_cast<uint64_t>(static_cast<int64_t>(mean_kernel_ns) +
-                                                 (took - static_cast<int64_t>(mean_kernel_ns)) / 16);
-        }
         if (ran > 0 && batch[done].kind != scaffold::driver::WorkKind::WaitEvent) {
           // Before the completion is reported: a synchronize that returns sees it.
           scaffold::driver::add_busy_time(device, ran);

@@ -41,14 +41,6 @@ constexpr std::chrono::nanoseconds kLendHostCoreAfter = std::chrono::millisecond
 // end of a step the host bounds. Measured with 16-256: convnext_atto's eager
 // step 31.6 -> 28.5 ms, regnetx_002's 29 -> 24.5 ms with 64.
 constexpr uint64_t kLendHostCoreQueued = 64;
-// Or with fewer launches queued that would still take this long at the
-// stream's recent mean kernel duration: a few large kernels are as long a way
-// to go as many small ones. A ViT's step ends with a few dozen matrix products
-// of 100-200 us each queued; waiting the 5 ms, they ran on one thread at half
-// speed. Measured with 0-2 ms: vit_tiny's compiled step 9.7-10.6 -> 8.5-9.7 ms,
-// convnext_atto's eager 35-49 -> 36-37 ms with 0.5 ms; lending at once made
-// GPT-2's eager step (2.5 ms) slower again (2.6-3.8 ms).
-constexpr std::chrono::nanoseconds kLendHostCoreQueuedWork = std::chrono::microseconds(500);
 
 constexpr int kOmpPauseSoft = 1; // omp_pause_resource_kind
 
@@ -84,11 +76,11 @@ thread_local int t_worker_team = 0;
 std::atomic<int> g_sleeping_host_threads{0};
 std::atomic<uint64_t> g_host_sleep_started_ns{0}; // when the count last left 0 (activity_clock_ns)
 
-bool host_core_idle(uint64_t queued, uint64_t queued_ns) {
+bool host_core_idle(uint64_t queued) {
   if (g_sleeping_host_threads.load(std::memory_order_relaxed) == 0) {
     return false;
   }
-  if (queued >= kLendHostCoreQueued || queued_ns >= static_cast<uint64_t>(kLendHostCoreQueuedWork.count())) {
+  if (queued >= kLendHostCoreQueued) {
     return true;
   }
   // Signed: another host thread may have stamped a start after this read of the clock.
@@ -99,13 +91,13 @@ bool host_core_idle(uint64_t queued, uint64_t queued_ns) {
 
 } // namespace
 
-void size_worker_team(bool idle, uint64_t queued, uint64_t queued_ns) {
+void size_worker_team(bool idle, uint64_t queued) {
   const OpenMpCalls& omp = openmp();
   if (omp.set_num_threads == nullptr) {
     return;
   }
   const Config& cfg = config();
-  const int want = !idle && host_core_idle(queued, queued_ns) ? cfg.compute_threads_host_waiting : cfg.compute_threads;
+  const int want = !idle && host_core_idle(queued) ? cfg.compute_threads_host_waiting : cfg.compute_threads;
   // Read back as well as remembered: ATen sets a thread's count the first
   // time the thread runs a parallel kernel (to torch.set_num_threads' value
   // when the program called it), so the count can change under the worker;
