@@ -278,6 +278,14 @@ MODEL_KERNELS: dict[str, Callable[..., object]] = {
                                                  torch.arange(0, 16, out=torch.empty(16, device=x.device))),
     "roll": lambda x, y, m, i: (torch.roll(x, (3, -2), (0, 1)), torch.roll(x, 5, -1)),
     "contiguous copy of a transpose": lambda x, y, m, i: x.t().contiguous(),
+    # A strided view's overlap with itself or the source is "too hard" to tell, for the CPU as here.
+    "select backward (a class token's gradient)": lambda x, y, m, i: (
+        torch.ops.aten.select_backward(y[0], [16, 16], 0, 3), torch.ops.aten.select_backward(y[:, 2], [16, 16], 1, 5)
+    ),
+    "slice backward (a rotary half's gradient)": lambda x, y, m, i: torch.ops.aten.slice_backward(
+        y[:, :8], [16, 16], 1, 8, 16, 1
+    ),
+    "copy into every other column": lambda x, y, m, i: x.clone()[:, ::2].copy_(y.t()[:, :8]),
     "copy into a strided tensor, broadcast": lambda x, y, m, i: y.clone().t().copy_(x[0]),
     "casts (autocast's weights, masks to float)": lambda x, y, m, i: (x.half(), x.t().to(torch.bfloat16), m.float(),
                                                                       x.to(torch.int64), x.to(torch.complex64)),

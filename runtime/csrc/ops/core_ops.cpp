@@ -297,17 +297,25 @@ at::Tensor & set_(at::Tensor & self, const at::Tensor & source) {
 namespace {
 
 // A copy within one device that the CPU copy cannot refuse or warn about once
-// launched: self expandable to dst, no overlap between them or within dst,
-// self not complex (a complex-to-real cast warns), neither carrying conj/neg
-// bits. Casts are launched too: autocast casts every weight once per step.
+// launched: self expandable to dst, no overlap between them or within dst
+// that the CPU's checks would find, self not complex (a complex-to-real cast
+// warns), neither carrying conj/neg bits. Casts are launched too: autocast
+// casts every weight once per step.
+//
+// "Too hard to tell" passes, as it does the CPU's copy (it refuses only an
+// overlap it can prove): it is the answer for every strided view, e.g. the
+// slice of a zero tensor that select_backward and slice_backward copy a
+// gradient into. Run inline, each such copy drained the stream from the
+// backward pass (a ViT's class token, a rotary embedding's halves).
 bool launches_as_device_copy(const at::Tensor& self, const at::Tensor& dst) {
   if (!on_device(self) || !on_device(dst) || self.device() != dst.device() ||
       self.is_complex() || self.is_conj() || self.is_neg() ||
       dst.is_conj() || dst.is_neg() || !at::is_expandable_to(self.sizes(), dst.sizes())) {
     return false;
   }
-  return at::has_internal_overlap(dst) == at::MemOverlap::No &&
-      at::get_overlap_status(dst, self) == at::MemOverlapStatus::No;
+  const at::MemOverlapStatus between = at::get_overlap_status(dst, self);
+  return at::has_internal_overlap(dst) != at::MemOverlap::Yes &&
+      (between == at::MemOverlapStatus::No || between == at::MemOverlapStatus::TooHard);
 }
 
 } // namespace
