@@ -1335,6 +1335,11 @@ def _index() -> None:
         check(lambda t, i, j: t[i, j], x, Fixed(i), Fixed(j))
         check(lambda t, j: t[:, j], x, Fixed(j))
         check(lambda t, i: t[i.view(2, 2)], x, Fixed(i), layouts=("contiguous", "transposed"))
+        # the result's shape from the metadata alone: indices apart put theirs first, indices
+        # broadcast together, int32 indices, a 0-dim index
+        check(lambda t, i, k: t[i, :, k], x, Fixed(i), Fixed(torch.tensor([2, 0, 1, 1], dtype=torch.int32)))
+        check(lambda t, i, j: t[i.view(4, 1), j.view(1, 4)], x, Fixed(i), Fixed(j))
+        check(lambda t, i: t[:, i], x, Fixed(torch.tensor(3)))
         check_out(lambda t, i, out: torch.ops.aten.index.Tensor_out(t, [i], out=out), x, Fixed(i))
     x = rand((5, 6))
     # CPU index tensors are valid indices of device tensors (as for CUDA)
@@ -1342,8 +1347,16 @@ def _index() -> None:
     # a boolean mask needs nonzero, which runs through the CPU fallback
     mask = x > 0
     assert_same(x.to(DEVICE)[mask.to(DEVICE)], x[mask])
-    with pytest.raises(IndexError):
+    # An index out of range depends on the data: reported at the next synchronisation, as CUDA's
+    # device-side assert is; indices that do not broadcast are an error of the call.
+    with pytest.raises((RuntimeError, IndexError), match="out of bounds"):
         x.to(DEVICE)[torch.tensor([7], device=DEVICE)]
+        foo.synchronize()
+    with pytest.raises(IndexError, match="shape mismatch"):
+        x.to(DEVICE)[torch.tensor([1, 2], device=DEVICE), torch.tensor([1, 2, 3], device=DEVICE)]
+    y = torch.arange(8.0, device=DEVICE)
+    with pytest.raises(RuntimeError, match="unsupported operation"):  # out overlapping self
+        torch.ops.aten.index.Tensor_out(y[:4], [torch.tensor([0, 1], device=DEVICE)], out=y[1:3])
 
 
 @op_test("masked_fill_.Scalar")
@@ -2552,8 +2565,22 @@ def _index_put() -> None:
     table, index = rand((7, 3)), torch.tensor([[0, 6, 6], [2, 2, 0]])
     check(lambda w, i, g: _grads_of(lambda w: w[i], 1)(w, g), table, Fixed(index), Fixed(rand((2, 3, 3), seed=9)),
           layouts=("contiguous", "transposed"))
-    with pytest.raises(IndexError):
+    # An index out of range depends on the data: reported at the next synchronisation, as CUDA's
+    # device-side assert is. Errors of the metadata raise at the call, with nothing written.
+    with pytest.raises((RuntimeError, IndexError), match="out of bounds"):
         torch.zeros(3, device=DEVICE).index_put_((torch.tensor([5], device=DEVICE),), torch.tensor(1.0, device=DEVICE))
+        foo.synchronize()
+    target, index = torch.zeros(6, 4, device=DEVICE), torch.tensor([5, 0], device=DEVICE)
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        target.index_put_((index,), torch.ones(3, 4, device=DEVICE))
+    with pytest.raises(RuntimeError, match="dtypes match"):
+        target.index_put_((index,), torch.ones(2, 4, dtype=F64, device=DEVICE))
+    with pytest.raises(IndexError, match="too many indices"):
+        target.index_put_((index, index, index), torch.ones(2, device=DEVICE))
+    assert_same(target, torch.zeros(6, 4))
+    # values aliasing the target: the CPU kernel's overlap check, at the call
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        target.index_put_((torch.tensor([0, 1, 2, 3], device=DEVICE),), target[0])
 
 
 # ---- Activations of mobile CNNs ---------------------------------------------------------------

@@ -1,0 +1,97 @@
+#include "advanced_indexing.h"
+
+#include <algorithm>
+
+#include <c10/core/ScalarType.h>
+
+namespace scaffold::runtime {
+namespace {
+
+// NumPy's broadcast of two shapes, or nullopt where they do not broadcast.
+std::optional<c10::DimVector> broadcast(at::IntArrayRef a, at::IntArrayRef b) {
+  const size_t dims = std::max(a.size(), b.size());
+  c10::DimVector sizes(dims, 1);
+  for (size_t i = 0; i < dims; ++i) {
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) {
+      return std::nullopt;
+    }
+    sizes[dims - 1 - i] = x == 1 ? y : x;
+  }
+  return sizes;
+}
+
+} // namespace
+
+std::optional<c10::DimVector> index_result_sizes(
+    const at::Tensor& self,
+    const c10::List<std::optional<at::Tensor>>& indices) {
+  const int64_t dims = self.dim();
+  if (static_cast<int64_t>(indices.size()) > dims) {
+    return std::nullopt;
+  }
+  std::optional<c10::DimVector> index_sizes;
+  int64_t first = -1;
+  int64_t last = -1;
+  bool adjacent = true; // ATen's hasContiguousSubspace
+  std::vector<bool> indexed(static_cast<size_t>(dims), false);
+  for (int64_t dim = 0; dim < static_cast<int64_t>(indices.size()); ++dim) {
+    const std::optional<at::Tensor> index = indices.get(static_cast<size_t>(dim));
+    if (!index.has_value() || !index->defined()) {
+      continue;
+    }
+    const at::ScalarType type = index->scalar_type();
+    if ((type != at::kLong && type != at::kInt) || self.size(dim) == 0) {
+      return std::nullopt;
+    }
+    index_sizes = index_sizes.has_value() ? broadcast(*index_sizes, index->sizes()) : c10::DimVector(index->sizes());
+    if (!index_sizes.has_value()) {
+      return std::nullopt;
+    }
+    adjacent = adjacent && (first < 0 || last == dim - 1);
+    first = first < 0 ? dim : first;
+    last = dim;
+    indexed[static_cast<size_t>(dim)] = true;
+  }
+  if (!index_sizes.has_value()) {
+    return std::nullopt;
+  }
+  // Adjacent indices replace the dimensions they index where they stand;
+  // indices with a dimension between them put their result first.
+  c10::DimVector sizes;
+  if (adjacent) {
+    sizes.append(self.sizes().begin(), self.sizes().begin() + first);
+    sizes.append(index_sizes->begin(), index_sizes->end());
+    sizes.append(self.sizes().begin() + last + 1, self.sizes().end());
+  } else {
+    sizes = *index_sizes;
+    for (int64_t dim = 0; dim < dims; ++dim) {
+      if (!indexed[static_cast<size_t>(dim)]) {
+        sizes.push_back(self.size(dim));
+      }
+    }
+  }
+  return sizes;
+}
+
+std::vector<at::Tensor> index_tensors(const c10::List<std::optional<at::Tensor>>& indices) {
+  std::vector<at::Tensor> tensors;
+  tensors.reserve(indices.size());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const std::optional<at::Tensor> index = indices.get(i);
+    tensors.push_back(index.has_value() ? *index : at::Tensor());
+  }
+  return tensors;
+}
+
+c10::List<std::optional<at::Tensor>> index_list(const std::vector<at::Tensor>& views, size_t first, size_t count) {
+  c10::List<std::optional<at::Tensor>> list;
+  list.reserve(count);
+  for (size_t i = first; i < first + count; ++i) {
+    list.push_back(views[i].defined() ? std::optional<at::Tensor>(views[i]) : std::nullopt);
+  }
+  return list;
+}
+
+} // namespace scaffold::runtime
