@@ -187,7 +187,7 @@ def test_a_language_model_passes_compiled_and_amp_training(tmp_path: Path) -> No
 # What still runs inline in an eager training step (forward, backward, AdamW): an inline kernel waits
 # for all the work queued before it, so the host stops feeding the device there. Only kernels whose
 # output shape the host cannot know before the data are left, and none of them is in these steps.
-INLINE_KERNELS_OF_A_STEP = {
+INLINE_KERNELS_OF_A_STEP: dict[str, set[str]] = {
     "torchvision.mobilenet_v3_small": set(),
     "torchvision.efficientnet_b0": set(),
     "torchvision.swin": set(),

@@ -883,6 +883,41 @@ def test_functional_ops_inside_and_outside_inference_mode() -> None:
     assert_same(fx, x)
 
 
+OVERLAPPING_OUT: dict[str, Callable[[torch.Tensor], object]] = {
+    "add.out": lambda x: torch.add(x[:4], 1, out=x[1:5]),
+    "clamp.out": lambda x: torch.clamp(x[:4], 0, 3, out=x[1:5]),
+    "index_select.out": lambda x: torch.index_select(x[:4], 0, torch.tensor([0, 1], device=x.device), out=x[1:3]),
+    "cat.out": lambda x: torch.cat([x[:2], x[2:4]], out=x[1:5]),
+    "index.Tensor_out": lambda x: torch.ops.aten.index.Tensor_out(
+        x[:4], [torch.tensor([0, 1], device=x.device)], out=x[1:3]
+    ),
+    "index_put_": lambda x: x.index_put_((torch.tensor([0, 1, 2, 3], device=x.device),), x[2:6]),
+}
+
+
+@pytest.mark.parametrize("op", list(OVERLAPPING_OUT))
+def test_an_output_overlapping_an_input_is_refused_as_on_the_cpu(op: str) -> None:
+    """A kernel's host views of one device storage are separate CPU storages; the kernel views its
+    inputs on the output's host storage where they share device memory, so the CPU kernel's overlap
+    checks refuse a partial overlap as on the CPU (and CUDA), with nothing written, instead of
+    computing from memory it is overwriting."""
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        OVERLAPPING_OUT[op](torch.arange(8.0))
+    x = torch.arange(8.0, device=DEVICE)
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        OVERLAPPING_OUT[op](x)
+    assert_same(x, torch.arange(8.0))
+
+
+def test_an_output_that_is_its_input_computes_as_on_the_cpu() -> None:
+    """The same memory as input and output (out= the input itself) is allowed for elementwise ops,
+    on the CPU and here."""
+    x, fx = torch.arange(8.0), torch.arange(8.0, device=DEVICE)
+    torch.add(x[:4], x[:4], out=x[:4])
+    torch.add(fx[:4], fx[:4], out=fx[:4])
+    assert_same(fx, x)
+
+
 # ---- Activations and gradients ------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@
 
 #include "core_ops.h"
 #include "device.h"
+#include "host_view_cache.h"
 #include "memory_access.h"
 
 namespace scaffold::runtime {
@@ -108,7 +109,7 @@ at::Tensor KernelCall::input(const at::Tensor& t, const char* arg) const {
     return t; // a wrapped scalar: CPU kernels take it as is
   }
   check_on_device(t, arg);
-  return host_view(t);
+  return view_of(t);
 }
 
 std::optional<at::Tensor> KernelCall::input(
@@ -143,7 +144,7 @@ c10::List<std::optional<at::Tensor>> KernelCall::indices(
       views.push_back(*index);
     } else {
       check_on_device(*index, arg);
-      views.push_back(host_view(*index));
+      views.push_back(view_of(*index));
     }
   }
   return views;
@@ -151,7 +152,7 @@ c10::List<std::optional<at::Tensor>> KernelCall::indices(
 
 at::Tensor KernelCall::device_input(const at::Tensor& t, const char* arg) const {
   check_on_device(t, arg);
-  return host_view(t);
+  return view_of(t);
 }
 
 std::optional<at::Tensor> KernelCall::device_input(
@@ -174,7 +175,9 @@ std::vector<at::Tensor> KernelCall::device_inputs(at::TensorList tensors, const 
 
 at::Tensor KernelCall::inplace(const at::Tensor& self, const char* arg) const {
   check_on_device(self, arg);
-  return host_view(self);
+  at::Tensor host = host_view(self);
+  written(self, host);
+  return host;
 }
 
 at::Tensor KernelCall::adopt(const at::Tensor& host_result) const {
@@ -190,7 +193,21 @@ at::Tensor KernelCall::adopt(const at::Tensor& host_result) const {
 
 OutputView KernelCall::output(at::Tensor& out, const char* arg) const {
   check_on_device(out, arg);
-  return OutputView(out);
+  OutputView view(out);
+  written(out, view.host());
+  return view;
+}
+
+at::Tensor KernelCall::view_of(const at::Tensor& t) const {
+  if (written_storage_ != nullptr && t.storage().unsafeGetStorageImpl() == written_storage_) {
+    return host_view_sharing_storage(written_host_, t);
+  }
+  return host_view(t);
+}
+
+void KernelCall::written(const at::Tensor& device_tensor, const at::Tensor& host) const {
+  written_storage_ = device_tensor.storage().unsafeGetStorageImpl();
+  written_host_ = host;
 }
 
 // ---- OutputView ----------------------------------------------------------------

@@ -112,10 +112,22 @@ class KernelCall {
 
  private:
   void check_on_device(const at::Tensor& t, const char* arg) const;
+  // The host view of an operand: on the written tensor's host storage when
+  // it lies in the same device storage (written() below).
+  at::Tensor view_of(const at::Tensor& t) const;
+  // Remembers the host side of the tensor this call writes (output() or
+  // inplace()). Host views of one device storage are separate CPU storages,
+  // so without this the CPU kernel's overlap checks (ATen's
+  // assert_no_overlap, TensorIterator's) would pass an input that overlaps
+  // the output, which the CPU and CUDA refuse: inputs taken after it are
+  // viewed on its host storage instead.
+  void written(const at::Tensor& device_tensor, const at::Tensor& host) const;
 
   const char* op_;
   c10::Device device_;
   InlineKernelTiming timing_; // a kernel of its own in a profile
+  mutable const c10::StorageImpl* written_storage_ = nullptr; // its device storage
+  mutable at::Tensor written_host_;
 };
 
 // The host side of an out= tensor; see the comment at the top of the file.
