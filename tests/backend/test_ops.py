@@ -888,6 +888,9 @@ OVERLAPPING_OUT: dict[str, Callable[[torch.Tensor], object]] = {
     "clamp.out": lambda x: torch.clamp(x[:4], 0, 3, out=x[1:5]),
     "index_select.out": lambda x: torch.index_select(x[:4], 0, torch.tensor([0, 1], device=x.device), out=x[1:3]),
     "cat.out": lambda x: torch.cat([x[:2], x[2:4]], out=x[1:5]),
+    "max.dim_max": lambda x: torch.max(
+        x[:4].view(2, 2), 1, out=(x[1:3], torch.empty(2, dtype=torch.int64, device=x.device))
+    ),
     "index.Tensor_out": lambda x: torch.ops.aten.index.Tensor_out(
         x[:4], [torch.tensor([0, 1], device=x.device)], out=x[1:3]
     ),

@@ -199,15 +199,17 @@ OutputView KernelCall::output(at::Tensor& out, const char* arg) const {
 }
 
 at::Tensor KernelCall::view_of(const at::Tensor& t) const {
-  if (written_storage_ != nullptr && t.storage().unsafeGetStorageImpl() == written_storage_) {
-    return host_view_sharing_storage(written_host_, t);
+  const c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+  for (const auto& [device_storage, host] : written_) {
+    if (device_storage == storage) {
+      return host_view_sharing_storage(host, t);
+    }
   }
   return host_view(t);
 }
 
 void KernelCall::written(const at::Tensor& device_tensor, const at::Tensor& host) const {
-  written_storage_ = device_tensor.storage().unsafeGetStorageImpl();
-  written_host_ = host;
+  written_.emplace_back(device_tensor.storage().unsafeGetStorageImpl(), host);
 }
 
 // ---- OutputView ----------------------------------------------------------------

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/ATen_fwd.h>
@@ -47,6 +48,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
+#include <c10/util/SmallVector.h>
 
 #include "profiler.h"
 
@@ -112,10 +114,10 @@ class KernelCall {
 
  private:
   void check_on_device(const at::Tensor& t, const char* arg) const;
-  // The host view of an operand: on the written tensor's host storage when
-  // it lies in the same device storage (written() below).
+  // The host view of an operand: on a written tensor's host storage when it
+  // lies in the same device storage (written() below).
   at::Tensor view_of(const at::Tensor& t) const;
-  // Remembers the host side of the tensor this call writes (output() or
+  // Remembers the host side of a tensor this call writes (output() or
   // inplace()). Host views of one device storage are separate CPU storages,
   // so without this the CPU kernel's overlap checks (ATen's
   // assert_no_overlap, TensorIterator's) would pass an input that overlaps
@@ -126,8 +128,8 @@ class KernelCall {
   const char* op_;
   c10::Device device_;
   InlineKernelTiming timing_; // a kernel of its own in a profile
-  mutable const c10::StorageImpl* written_storage_ = nullptr; // its device storage
-  mutable at::Tensor written_host_;
+  // Each written tensor's device storage and host view (max.dim_max writes two).
+  mutable c10::SmallVector<std::pair<const c10::StorageImpl*, at::Tensor>, 2> written_;
 };
 
 // The host side of an out= tensor; see the comment at the top of the file.
