@@ -21,16 +21,7 @@ at::Tensor & _index_put_impl_(at::Tensor & self, const c10::List<::std::optional
   // an index out of range is then reported at the next synchronisation, as CUDA's device-side
   // assert is. Anything else runs inline, where the CPU kernel raises its own errors at the call;
   // index tensors may be CPU tensors there, as for CUDA tensors.
-  const std::vector<at::Tensor> index_tensors = rt::index_tensors(indices);
-  // The CPU kernel's overlap checks, on the device tensors: its host views do not share storage.
-  at::assert_no_overlap(self, values);
-  for (const at::Tensor& index : index_tensors) {
-    if (index.defined()) {
-      at::assert_no_overlap(self, index);
-    }
-  }
-  std::vector<at::Tensor> operands{self, values};
-  operands.insert(operands.end(), index_tensors.begin(), index_tensors.end());
+  const std::vector<at::Tensor> operands = rt::indexing_operands(self, values, indices);
   rt::HostKernelLaunch launch(operands);
   if (launch.native() && values.scalar_type() == self.scalar_type() && at::has_internal_overlap(self) != at::MemOverlap::Yes) {
     const std::optional<c10::DimVector> indexed = rt::index_result_sizes(self, indices);

@@ -19,21 +19,12 @@ at::Tensor & index_out(const at::Tensor & self, const c10::List<::std::optional<
   // Launched when out already has the shape the metadata gives (PyTorch's functional x[index]
   // allocates it so): an index out of range is reported at the next synchronisation, as CUDA's
   // device-side assert is. Boolean masks, CPU indices and outputs to resize run inline.
-  const std::vector<at::Tensor> index_tensors = rt::index_tensors(indices);
-  // The CPU kernel's overlap checks, on the device tensors: its host views do not share storage.
-  at::assert_no_internal_overlap(out);
-  at::assert_no_overlap(out, self);
-  for (const at::Tensor& index : index_tensors) {
-    if (index.defined()) {
-      at::assert_no_overlap(out, index);
-    }
-  }
-  std::vector<at::Tensor> operands{out, self};
-  operands.insert(operands.end(), index_tensors.begin(), index_tensors.end());
+  const std::vector<at::Tensor> operands = rt::indexing_operands(out, self, indices);
   rt::HostKernelLaunch launch(operands);
   if (launch.native() && out.scalar_type() == self.scalar_type()) {
     const std::optional<c10::DimVector> sizes = rt::index_result_sizes(self, indices);
     if (sizes.has_value() && out.sizes() == at::IntArrayRef(*sizes)) {
+      at::assert_no_internal_overlap(out); // ATen's check of an out= of the right shape
       launch.run("index.Tensor_out", [count = indices.size()](const rt::HostViews& in) {
         at::Tensor result = in[0];
         at::cpu::index_out(result, in[1], rt::index_list(in, 2, count));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <ATen/MemoryOverlap.h>
 #include <c10/core/ScalarType.h>
 
 namespace scaffold::runtime {
@@ -75,14 +76,22 @@ std::optional<c10::DimVector> index_result_sizes(
   return sizes;
 }
 
-std::vector<at::Tensor> index_tensors(const c10::List<std::optional<at::Tensor>>& indices) {
-  std::vector<at::Tensor> tensors;
-  tensors.reserve(indices.size());
+std::vector<at::Tensor> indexing_operands(
+    const at::Tensor& written,
+    const at::Tensor& read,
+    const c10::List<std::optional<at::Tensor>>& indices) {
+  std::vector<at::Tensor> operands{written, read};
+  operands.reserve(2 + indices.size());
+  at::assert_no_overlap(written, read);
   for (size_t i = 0; i < indices.size(); ++i) {
     const std::optional<at::Tensor> index = indices.get(i);
-    tensors.push_back(index.has_value() ? *index : at::Tensor());
+    const bool defined = index.has_value() && index->defined();
+    if (defined) {
+      at::assert_no_overlap(written, *index);
+    }
+    operands.push_back(defined ? *index : at::Tensor());
   }
-  return tensors;
+  return operands;
 }
 
 c10::List<std::optional<at::Tensor>> index_list(const std::vector<at::Tensor>& views, size_t first, size_t count) {

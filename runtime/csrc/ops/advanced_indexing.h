@@ -26,10 +26,16 @@ std::optional<c10::DimVector> index_result_sizes(
     const at::Tensor& self,
     const c10::List<std::optional<at::Tensor>>& indices);
 
-// The indices as tensors, an undefined one for each absent index: operands of
-// a HostKernelLaunch. index_list turns `count` of its host views, from
-// `first` on, back into the list the CPU kernel takes.
-std::vector<at::Tensor> index_tensors(const c10::List<std::optional<at::Tensor>>& indices);
+// The operands of a launched indexing kernel (a HostKernelLaunch): the tensor
+// it writes, the tensor it reads, then the indices, an undefined tensor for
+// each absent one. Raises ATen's overlap error where the written tensor shares
+// memory with another (the CPU kernel, on separate host views, cannot tell).
+// index_list turns `count` of the launch's host views, from `first` on, back
+// into the list the CPU kernel takes.
+std::vector<at::Tensor> indexing_operands(
+    const at::Tensor& written,
+    const at::Tensor& read,
+    const c10::List<std::optional<at::Tensor>>& indices);
 c10::List<std::optional<at::Tensor>> index_list(const std::vector<at::Tensor>& views, size_t first, size_t count);
 
 } // namespace scaffold::runtime
