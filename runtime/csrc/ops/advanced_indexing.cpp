@@ -1,29 +1,11 @@
 #include "advanced_indexing.h"
 
-#include <algorithm>
-
 #include <ATen/MemoryOverlap.h>
 #include <c10/core/ScalarType.h>
 
+#include "broadcast.h"
+
 namespace scaffold::runtime {
-namespace {
-
-// NumPy's broadcast of two shapes, or nullopt where they do not broadcast.
-std::optional<c10::DimVector> broadcast(at::IntArrayRef a, at::IntArrayRef b) {
-  const size_t dims = std::max(a.size(), b.size());
-  c10::DimVector sizes(dims, 1);
-  for (size_t i = 0; i < dims; ++i) {
-    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
-    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (x != y && x != 1 && y != 1) {
-      return std::nullopt;
-    }
-    sizes[dims - 1 - i] = x == 1 ? y : x;
-  }
-  return sizes;
-}
-
-} // namespace
 
 std::optional<c10::DimVector> index_result_sizes(
     const at::Tensor& self,
@@ -32,45 +14,45 @@ std::optional<c10::DimVector> index_result_sizes(
   if (static_cast<int64_t>(indices.size()) > dims) {
     return std::nullopt;
   }
-  std::optional<c10::DimVector> index_sizes;
+  const auto defined = [&](int64_t dim) {
+    if (dim >= static_cast<int64_t>(indices.size())) {
+      return false;
+    }
+    const std::optional<at::Tensor> index = indices.get(static_cast<size_t>(dim));
+    return index.has_value() && index->defined();
+  };
+  c10::DimVector index_sizes;
   int64_t first = -1;
   int64_t last = -1;
   bool adjacent = true; // ATen's hasContiguousSubspace
-  std::vector<bool> indexed(static_cast<size_t>(dims), false);
   for (int64_t dim = 0; dim < static_cast<int64_t>(indices.size()); ++dim) {
-    const std::optional<at::Tensor> index = indices.get(static_cast<size_t>(dim));
-    if (!index.has_value() || !index->defined()) {
+    if (!defined(dim)) {
       continue;
     }
-    const at::ScalarType type = index->scalar_type();
-    if ((type != at::kLong && type != at::kInt) || self.size(dim) == 0) {
-      return std::nullopt;
-    }
-    index_sizes = index_sizes.has_value() ? broadcast(*index_sizes, index->sizes()) : c10::DimVector(index->sizes());
-    if (!index_sizes.has_value()) {
+    const at::Tensor index = *indices.get(static_cast<size_t>(dim));
+    const at::ScalarType type = index.scalar_type();
+    if ((type != at::kLong && type != at::kInt) || self.size(dim) == 0 || !broadcast_into(index_sizes, index.sizes())) {
       return std::nullopt;
     }
     adjacent = adjacent && (first < 0 || last == dim - 1);
     first = first < 0 ? dim : first;
     last = dim;
-    indexed[static_cast<size_t>(dim)] = true;
   }
-  if (!index_sizes.has_value()) {
+  if (first < 0) {
     return std::nullopt;
   }
   // Adjacent indices replace the dimensions they index where they stand;
   // indices with a dimension between them put their result first.
-  c10::DimVector sizes;
   if (adjacent) {
-    sizes.append(self.sizes().begin(), self.sizes().begin() + first);
-    sizes.append(index_sizes->begin(), index_sizes->end());
+    c10::DimVector sizes(self.sizes().begin(), self.sizes().begin() + first);
+    sizes.append(index_sizes.begin(), index_sizes.end());
     sizes.append(self.sizes().begin() + last + 1, self.sizes().end());
-  } else {
-    sizes = *index_sizes;
-    for (int64_t dim = 0; dim < dims; ++dim) {
-      if (!indexed[static_cast<size_t>(dim)]) {
-        sizes.push_back(self.size(dim));
-      }
+    return sizes;
+  }
+  c10::DimVector sizes = index_sizes;
+  for (int64_t dim = 0; dim < dims; ++dim) {
+    if (!defined(dim)) {
+      sizes.push_back(self.size(dim));
     }
   }
   return sizes;

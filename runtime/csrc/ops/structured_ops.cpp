@@ -10,6 +10,7 @@
 #include <c10/util/Exception.h>
 #include <c10/util/accumulate.h>
 
+#include "broadcast.h"
 #include "memory_access.h"
 
 namespace scaffold::runtime {
@@ -33,26 +34,6 @@ bool has_default_strides(const at::Tensor& t) {
       return false;
     }
     expected *= std::max<int64_t>(sizes[i], 1);
-  }
-  return true;
-}
-
-// Broadcasts `shape` with `sizes` in place (the rule of infer_size); false
-// when they do not broadcast.
-bool broadcast_into(at::DimVector& shape, at::IntArrayRef sizes) {
-  if (shape.size() < sizes.size()) {
-    shape.insert(shape.begin(), sizes.size() - shape.size(), 1);
-  }
-  const size_t offset = shape.size() - sizes.size();
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    int64_t& s = shape[offset + i];
-    if (s == sizes[i] || sizes[i] == 1) {
-      continue;
-    }
-    if (s != 1) {
-      return false;
-    }
-    s = sizes[i];
   }
   return true;
 }
