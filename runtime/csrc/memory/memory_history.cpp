@@ -19,7 +19,7 @@ namespace {
 std::mutex g_settings_mutex;
 MemoryHistorySettings g_settings; // under g_settings_mutex
 
-thread_local bool t_stream_worker = false;
+thread_local bool t_stream_work = false;
 
 // One device's trace: a ring of at most max_entries entries.
 struct Trace {
@@ -42,7 +42,7 @@ std::shared_ptr<c10::GatheredContext> gather(bool wanted, bool cpp_frames) {
   if (!wanted) {
     return nullptr;
   }
-  const bool python = !t_stream_worker;
+  const bool python = !t_stream_work;
   if (!python && !cpp_frames) {
     return nullptr;
   }
@@ -96,8 +96,12 @@ std::shared_ptr<c10::GatheredContext> gather_free_stack() {
   return gather(s.record_trace && s.stacks_for_frees, s.cpp_frames);
 }
 
-void mark_stream_worker_thread() noexcept {
-  t_stream_worker = true;
+StreamWorkScope::StreamWorkScope() noexcept : was_stream_work_(t_stream_work) {
+  t_stream_work = true;
+}
+
+StreamWorkScope::~StreamWorkScope() {
+  t_stream_work = was_stream_work_;
 }
 
 void record_trace(c10::DeviceIndex device, TraceEntry entry) {

@@ -55,10 +55,20 @@ inline bool memory_history_enabled() noexcept {
 std::shared_ptr<c10::GatheredContext> gather_allocation_stack();
 std::shared_ptr<c10::GatheredContext> gather_free_stack();
 
-// Stream workers never gather Python frames: the Python side would take the
-// GIL, which the thread waiting for the worker may hold. launch.cpp marks
-// them.
-void mark_stream_worker_thread() noexcept;
+// Stream work never gathers Python frames: the Python side would take the
+// GIL, which the thread waiting for the work may hold. launch.cpp holds one
+// of these while launched work runs, on a stream's worker or on a host
+// thread that runs the queue itself in a synchronisation.
+class StreamWorkScope {
+ public:
+  StreamWorkScope() noexcept;
+  ~StreamWorkScope();
+  StreamWorkScope(const StreamWorkScope&) = delete;
+  StreamWorkScope& operator=(const StreamWorkScope&) = delete;
+
+ private:
+  bool was_stream_work_;
+};
 
 enum class TraceAction : uint8_t {
   Alloc,

@@ -4,6 +4,7 @@
 #include <exception>
 #include <string>
 
+#include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
@@ -37,22 +38,30 @@ void run_below_autograd(LaunchedWork& work) {
 }
 
 // Runs one launched closure, keeping what it throws for the next
-// synchronisation.
+// synchronisation. It runs as on a stream's worker also where a host thread
+// runs the queue itself (in a synchronisation): with a fresh thread's
+// dispatch state below autograd (no Python mode, no CPU autocast the
+// synchronising code may have on: host views are CPU tensors), and without
+// recording the CPU ops it computes with as the host's ops in a profile.
 void run_work(LaunchedWork& work) noexcept {
+  const StreamWorkScope stream_work;
+  const c10::impl::ForceDispatchKeyGuard worker_keys(
+      c10::default_included_set, c10::default_excluded_set | c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+  const at::RecordFunctionGuard not_host_ops(false);
   try {
-    run_below_autograd(work);
+    work.run();
   } catch (...) {
     keep_launch_error(work.device, work.op, std::current_exception());
   }
 }
 
-// The driver's host function: runs one launched closure on the stream's
-// worker and deletes it there (dropping what it captured, e.g. the last
+// The driver's host function: runs one launched closure where the stream's
+// work runs (its worker, or a host thread that runs the queue in a
+// synchronisation) and deletes it there (dropping what it captured, e.g. the last
 // reference to a tensor Python freed meanwhile). While torch.profiler
 // records memory, the launching thread's profiler state comes along, so a
 // free the closure makes here is reported to that profile.
 void run_launched(void* user_data) noexcept {
-  mark_stream_worker_thread();
   std::unique_ptr<LaunchedWork> work(static_cast<LaunchedWork*>(user_data));
   if (C10_UNLIKELY(work->profiler_state != nullptr)) {
     const c10::DebugInfoGuard profiling(std::move(work->profiler_state));
