@@ -1,6 +1,8 @@
 // Internals shared by the simulated driver's files (not part of the API).
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -53,6 +55,27 @@ int current_device_unchecked();
 // on its stream (that kernel's included), and with `idle` before it waits for
 // work (it then lets its extra threads go).
 void size_worker_team(bool idle, uint64_t queued = 0);
+// Whether a host thread that would sleep in a synchronisation with `queued`
+// pieces of work left on the stream runs them itself.
+bool host_runs_queue(uint64_t queued);
+// Held by a host thread while it runs a stream's queued work itself instead
+// of sleeping in a synchronisation. Its OpenMP team computes one member a
+// core for the time (simulated_threads.cpp says why), its own thread count
+// comes back after each piece of work (a kernel may limit it,
+// drvLimitKernelThreads), and its pool goes when it is done, as does the
+// placement: the thread's affinity is the one it had.
+class HostRunsWork {
+ public:
+  HostRunsWork();
+  ~HostRunsWork();
+  HostRunsWork(const HostRunsWork&) = delete;
+  HostRunsWork& operator=(const HostRunsWork&) = delete;
+  void after_each_piece();
+
+ private:
+  cpu_set_t saved_affinity_{};
+  bool placed_ = false;
+};
 // Held by a host thread while it sleeps until a stream or event catches up.
 class HostWait {
  public:

@@ -156,10 +156,16 @@ struct drvStream_st {
   // keep their capacity (no allocation once warm).
   std::vector<Work> queue;
   std::vector<Work> batch; // the worker's
+  std::vector<Work> host_batch; // a host thread's that runs the queue (host_running)
   uint64_t enqueued = 0;
   std::atomic<uint64_t> enqueued_hint{0}; // `enqueued`, for lock-free polling
   std::atomic<uint64_t> completed{0};
   std::atomic<bool> paused{false};
+  // A host thread that would sleep in synchronize() runs the queued work
+  // itself, with its own OpenMP team, as the CPU runs an op: the worker
+  // hands over between two pieces of work and waits while this is set.
+  std::atomic<bool> host_running{false};
+  bool worker_has_batch = false; // the worker is running a batch; under `mutex`
   bool stopping = false;
   bool worker_sleeping = false; // notify work_ready only then
   // The completion count a thread asleep in synchronize() waits for, the
@@ -181,7 +187,35 @@ struct drvStream_st {
 
   // Called with `mutex` held.
   bool runnable() const {
+    return !queue.empty() && !paused.load(std::memory_order_relaxed) &&
+        !host_running.load(std::memory_order_relaxed);
+  }
+
+  // Called with `mutex` held: the pieces of a batch taken from the queue
+  // that did not run, from `ran` on, go back to its front.
+  void put_back_unrun(std::vector<Work>& pieces, size_t ran) {
+    if (ran < pieces.size()) {
+      queue.insert(
+          queue.begin(), std::make_move_iterator(pieces.begin() + ran), std::make_move_iterator(pieces.end()));
+    }
+    pieces.clear();
+  }
+
+  // Called with `mutex` held, by the host thread that runs the queue.
+  bool runnable_by_host() const {
     return !queue.empty() && !paused.load(std::memory_order_relaxed);
+  }
+
+  // Runs one piece of work (on the worker, or on a host thread that runs the
+  // queue) and reports its completion.
+  void run_one(Work& work) {
+    const uint64_t ran = work.run_traced(this, device);
+    if (ran > 0 && work.kind != scaffold::driver::WorkKind::WaitEvent) {
+      // Before the completion is reported: a synchronize that returns sees it.
+      scaffold::driver::add_busy_time(device, ran);
+    }
+    work = Work(); // release what it held before reporting completion
+    finished_one();
   }
 
   void finished_one() {
@@ -226,31 +260,66 @@ struct drvStream_st {
         continue;
       }
       batch.swap(queue);
+      worker_has_batch = true;
       lock.unlock();
       size_t done = 0;
       for (; done < batch.size(); ++done) {
-        if (paused.load(std::memory_order_acquire)) {
+        if (paused.load(std::memory_order_acquire) || host_running.load(std::memory_order_acquire)) {
           break; // the rest goes back to the front of the queue
         }
         if (batch[done].kind == scaffold::driver::WorkKind::HostFunction) {
           scaffold::driver::size_worker_team(
               false, enqueued_hint.load(std::memory_order_relaxed) - completed.load(std::memory_order_relaxed));
         }
-        const uint64_t ran = batch[done].run_traced(this, device);
-        if (ran > 0 && batch[done].kind != scaffold::driver::WorkKind::WaitEvent) {
-          // Before the completion is reported: a synchronize that returns sees it.
-          scaffold::driver::add_busy_time(device, ran);
-        }
-        batch[done] = Work(); // release what it held before reporting completion
-        finished_one();
+        run_one(batch[done]);
       }
       lock.lock();
-      if (done < batch.size()) {
-        queue.insert(
-            queue.begin(), std::make_move_iterator(batch.begin() + done), std::make_move_iterator(batch.end()));
+      put_back_unrun(batch, done);
+      worker_has_batch = false;
+      if (host_running.load(std::memory_order_relaxed)) {
+        work_done.notify_all(); // the host thread waits for the hand-over
       }
-      batch.clear();
     }
+  }
+
+  // Runs queued work on the calling host thread until `target` pieces have
+  // completed; false when it does not (little is queued, another thread
+  // runs it, the stream is paused), and the caller sleeps as before.
+  bool run_on_host(uint64_t target) {
+    if (!scaffold::driver::host_runs_queue(target - completed.load(std::memory_order_acquire))) {
+      return false;
+    }
+    std::unique_lock<std::mutex> lock(mutex);
+    if (paused.load(std::memory_order_relaxed) || host_running.load(std::memory_order_relaxed)) {
+      return false; // (most of the queue may be in the worker's batch: it hands that back)
+    }
+    host_running.store(true, std::memory_order_seq_cst);
+    {
+      // The worker finishes the piece it runs and puts the rest back.
+      const scaffold::driver::HostWait host_waits;
+      work_done.wait(lock, [&] { return !worker_has_batch; });
+    }
+    lock.unlock();
+    {
+      scaffold::driver::HostRunsWork host_runs;
+      lock.lock();
+      while (completed.load(std::memory_order_acquire) < target && runnable_by_host()) {
+        host_batch.swap(queue);
+        lock.unlock();
+        size_t done = 0;
+        for (; done < host_batch.size() && completed.load(std::memory_order_relaxed) < target; ++done) {
+          run_one(host_batch[done]);
+          host_runs.after_each_piece();
+        }
+        lock.lock();
+        put_back_unrun(host_batch, done);
+      }
+      host_running.store(false, std::memory_order_seq_cst);
+      lock.unlock();
+    }
+    // Work enqueued after `target`, or by other threads meanwhile.
+    work_ready.notify_one();
+    return true;
   }
 
   void synchronize() {
@@ -268,6 +337,9 @@ struct drvStream_st {
         return;
       }
       scaffold::driver::cpu_relax();
+    }
+    if (run_on_host(target) && completed.load(std::memory_order_acquire) >= target) {
+      return;
     }
     const scaffold::driver::HostWait host_waits;
     std::unique_lock<std::mutex> lock(mutex);

@@ -452,8 +452,8 @@ sampler.start()
 time.sleep(0.2)  # the stream's worker started, idle
 before = threads()  # the sampler's thread included
 y = x
-for _ in range(24):
-    y = torch.tanh(y @ x)  # about a second of matrix products, queued on the stream
+for _ in range(12):  # 24 kernels: fewer than a host thread runs itself (below)
+    y = torch.tanh(y @ x)  # about half a second of matrix products, queued on the stream
 start.set()
 torch.foo.synchronize()  # the host thread sleeps until they are done
 stop.set()
@@ -474,6 +474,55 @@ def test_the_device_computes_on_the_host_core_while_the_host_sleeps_in_a_synchro
         assert result.returncode == 0, result.stderr
         while_sleeping, after = (int(n) for n in result.stdout.split()[-2:])
         assert (while_sleeping, after) == (lent, 0), (env, result.stdout)
+
+
+HOST_RUNS_THE_QUEUE = """
+import os, threading, torch
+from torch.utils._python_dispatch import TorchDispatchMode
+class SeenOps(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+x = torch.randn(1 << 20, device="foo")
+(x + 1).sum().item()  # the worker's first ATen kernels set its OpenMP count (ATen's lazy start)
+count = int(os.environ["KERNELS"])
+out = torch.zeros(count, 3, dtype=torch.int64, device="foo")
+before = (os.sched_getaffinity(0), torch.get_num_threads())
+for row in range(count):  # a millisecond each: the queue is long when the host synchronizes
+    torch.ops.scaffold_runtime._kernel_thread_for_testing(out, row, 1 if row == count - 1 else 0)
+with SeenOps() as seen:
+    torch.foo.synchronize()
+rows = out.cpu().tolist()
+host = [row for row in rows if row[0] == threading.get_native_id()]
+print(len(host), rows[-2][1], rows[-1][1], torch.get_num_threads())
+print([row[2] for row in rows] == list(range(rows[0][2], rows[0][2] + count)), seen.ops,
+      (os.sched_getaffinity(0), torch.get_num_threads()) == before)
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the host's is the device's")
+def test_a_host_thread_synchronizing_with_a_long_queue_runs_it_itself() -> None:
+    """A host thread about to sleep in a synchronisation with 32 or more pieces of work queued runs them
+    itself, with its own OpenMP team, instead of leaving its core idle while the worker computes
+    on one: in stream order (the worker hands over between two pieces), with the dispatch state of
+    a worker (a Python mode active around the synchronize sees none of the kernels' own CPU ops),
+    a kernel's thread limit for that kernel only, and the host thread's affinity and thread count
+    as they were. With fewer queued the worker finishes them, and with SCAFFOLD_DEVICE_THREADS
+    (the device's threads fixed) the host never computes for it."""
+    for env, host_runs in (({"KERNELS": "40"}, True), ({"KERNELS": "8"}, False),
+                           ({"KERNELS": "40", "SCAFFOLD_DEVICE_THREADS": "1"}, False)):
+        result = _run_python(HOST_RUNS_THE_QUEUE, **env)
+        assert result.returncode == 0, result.stderr
+        counts, in_order = result.stdout.strip().split("\n")[-2:]
+        on_host, second_to_last, last, host_threads = (int(n) for n in counts.split())
+        assert in_order == "True [] True", (env, result.stdout)
+        if host_runs:  # the rest from where the worker handed over
+            assert on_host >= 2 and (second_to_last, last) == (host_threads, 1), (env, result.stdout)
+        else:
+            assert on_host == 0 and last == 1, (env, result.stdout)
 
 
 KERNEL_THREADS = """
