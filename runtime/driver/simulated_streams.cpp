@@ -185,10 +185,14 @@ struct drvStream_st {
     enqueued_hint.store(enqueued, std::memory_order_release);
   }
 
-  // Called with `mutex` held.
+  // Called with `mutex` held: there is work to run, by whichever thread runs it.
+  bool has_unpaused_work() const {
+    return !queue.empty() && !paused.load(std::memory_order_relaxed);
+  }
+
+  // Called with `mutex` held: the worker may take a batch.
   bool runnable() const {
-    return !queue.empty() && !paused.load(std::memory_order_relaxed) &&
-        !host_running.load(std::memory_order_relaxed);
+    return has_unpaused_work() && !host_running.load(std::memory_order_relaxed);
   }
 
   // Called with `mutex` held: the pieces of a batch taken from the queue
@@ -199,11 +203,6 @@ struct drvStream_st {
           queue.begin(), std::make_move_iterator(pieces.begin() + ran), std::make_move_iterator(pieces.end()));
     }
     pieces.clear();
-  }
-
-  // Called with `mutex` held, by the host thread that runs the queue.
-  bool runnable_by_host() const {
-    return !queue.empty() && !paused.load(std::memory_order_relaxed);
   }
 
   // Runs one piece of work (on the worker, or on a host thread that runs the
@@ -303,7 +302,7 @@ struct drvStream_st {
     {
       scaffold::driver::HostRunsWork host_runs;
       lock.lock();
-      while (completed.load(std::memory_order_acquire) < target && runnable_by_host()) {
+      while (completed.load(std::memory_order_acquire) < target && has_unpaused_work()) {
         host_batch.swap(queue);
         lock.unlock();
         size_t done = 0;

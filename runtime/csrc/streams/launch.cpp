@@ -57,8 +57,8 @@ void run_work(LaunchedWork& work) noexcept {
 
 // The driver's host function: runs one launched closure where the stream's
 // work runs (its worker, or a host thread that runs the queue in a
-// synchronisation) and deletes it there (dropping what it captured, e.g. the last
-// reference to a tensor Python freed meanwhile). While torch.profiler
+// synchronisation) and deletes it there (dropping what it captured, e.g. the
+// last reference to a tensor Python freed meanwhile). While torch.profiler
 // records memory, the launching thread's profiler state comes along, so a
 // free the closure makes here is reported to that profile.
 void run_launched(void* user_data) noexcept {
