@@ -56,8 +56,9 @@ int current_device_unchecked();
 // work (it then lets its extra threads go).
 void size_worker_team(bool idle, uint64_t queued = 0);
 // Whether a host thread that would sleep in a synchronisation with `queued`
-// pieces of work left on the stream runs them itself.
-bool host_runs_queue(uint64_t queued);
+// pieces of work left on the stream, expected to take `expected_ns`, runs
+// them itself.
+bool host_runs_queue(uint64_t queued, uint64_t expected_ns);
 // Held by a host thread while it runs a stream's queued work itself instead
 // of sleeping in a synchronisation. Its OpenMP team computes one member a
 // core for the time (simulated_threads.cpp says why), its own thread count

@@ -128,6 +128,9 @@ constexpr auto kSpinBeforeSleep = std::chrono::microseconds(50);
 
 constexpr uint64_t kNoSyncTarget = UINT64_MAX;
 
+// A stream's mean kernel time follows its last ~8 kernels.
+constexpr int64_t kKernelTimeWeight = 8;
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -165,6 +168,9 @@ struct drvStream_st {
   // itself, with its own OpenMP team, as the CPU runs an op: the worker
   // hands over between two pieces of work and waits while this is set.
   std::atomic<bool> host_running{false};
+  // A moving mean of this stream's recent kernels' durations (each weighs
+  // 1/kKernelTimeWeight): with the queue's length, how long its work will take.
+  std::atomic<uint64_t> kernel_ns_mean{0};
   bool worker_has_batch = false; // the worker is running a batch; under `mutex`
   bool stopping = false;
   bool worker_sleeping = false; // notify work_ready only then
@@ -208,13 +214,25 @@ struct drvStream_st {
   // Runs one piece of work (on the worker, or on a host thread that runs the
   // queue) and reports its completion.
   void run_one(Work& work) {
+    const bool kernel = work.kind == scaffold::driver::WorkKind::HostFunction;
+    const uint64_t started = kernel ? scaffold::driver::activity_clock_ns() : 0;
     const uint64_t ran = work.run_traced(this, device);
+    if (kernel) {
+      note_kernel_time(scaffold::driver::activity_clock_ns() - started);
+    }
     if (ran > 0 && work.kind != scaffold::driver::WorkKind::WaitEvent) {
       // Before the completion is reported: a synchronize that returns sees it.
       scaffold::driver::add_busy_time(device, ran);
     }
     work = Work(); // release what it held before reporting completion
     finished_one();
+  }
+
+  // Only the thread running the stream's work writes the mean.
+  void note_kernel_time(uint64_t ns) {
+    const auto mean = static_cast<int64_t>(kernel_ns_mean.load(std::memory_order_relaxed));
+    const int64_t moved = mean + (static_cast<int64_t>(ns) - mean) / scaffold::driver::kKernelTimeWeight;
+    kernel_ns_mean.store(static_cast<uint64_t>(moved), std::memory_order_relaxed);
   }
 
   void finished_one() {
@@ -285,7 +303,8 @@ struct drvStream_st {
   // completed; false when it does not (little is queued, another thread
   // runs it, the stream is paused), and the caller sleeps as before.
   bool run_on_host(uint64_t target) {
-    if (!scaffold::driver::host_runs_queue(target - completed.load(std::memory_order_acquire))) {
+    const uint64_t queued = target - completed.load(std::memory_order_acquire);
+    if (!scaffold::driver::host_runs_queue(queued, queued * kernel_ns_mean.load(std::memory_order_relaxed))) {
       return false;
     }
     std::unique_lock<std::mutex> lock(mutex);

@@ -64,6 +64,11 @@ constexpr uint64_t kLendHostCoreQueued = 64;
 // kernels) the worker is done sooner than a team wakes the idle core
 // (0.6-1 ms measured here).
 constexpr uint64_t kHostRunsQueued = 32;
+// And only when that work is expected to take this long (the queue's length
+// times the stream's recent kernel time): two cores save half of it, which
+// must beat the 0.6-1 ms of waking the idle one. Below it (most of swin's
+// steps end with 60-100 kernels of 5-30 us queued) the worker keeps them.
+constexpr std::chrono::nanoseconds kHostRunsWorkOf = std::chrono::milliseconds(2);
 
 constexpr int kOmpPauseSoft = 1; // omp_pause_resource_kind
 
@@ -116,9 +121,10 @@ bool host_core_idle(uint64_t queued) {
 
 } // namespace
 
-bool host_runs_queue(uint64_t queued) {
+bool host_runs_queue(uint64_t queued, uint64_t expected_ns) {
   const Config& cfg = config();
-  return cfg.compute_threads_host_waiting > cfg.compute_threads && queued >= kHostRunsQueued;
+  return cfg.compute_threads_host_waiting > cfg.compute_threads && queued >= kHostRunsQueued &&
+      expected_ns >= static_cast<uint64_t>(kHostRunsWorkOf.count());
 }
 
 void size_worker_team(bool idle, uint64_t queued) {

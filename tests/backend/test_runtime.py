@@ -486,13 +486,18 @@ class SeenOps(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.ops.append(str(func))
         return func(*args, **(kwargs or {}))
+kernel = torch.ops.scaffold_runtime._kernel_thread_for_testing
 x = torch.randn(1 << 20, device="foo")
 (x + 1).sum().item()  # the worker's first ATen kernels set its OpenMP count (ATen's lazy start)
-count = int(os.environ["KERNELS"])
+count, micros = int(os.environ["KERNELS"]), int(os.environ["MICROS"])
+recent = torch.zeros(16, 3, dtype=torch.int64, device="foo")
+for row in range(16):  # the stream's recent kernels take `micros` each
+    kernel(recent, row, 0, micros)
+torch.foo.synchronize()
 out = torch.zeros(count, 3, dtype=torch.int64, device="foo")
 before = (os.sched_getaffinity(0), torch.get_num_threads())
-for row in range(count):  # a millisecond each: the queue is long when the host synchronizes
-    torch.ops.scaffold_runtime._kernel_thread_for_testing(out, row, 1 if row == count - 1 else 0)
+for row in range(count):  # the queue is long when the host synchronizes
+    kernel(out, row, 1 if row == count - 1 else 0, int(os.environ.get("FIRST_MICROS", micros)) if row == 0 else micros)
 with SeenOps() as seen:
     torch.foo.synchronize()
 rows = out.cpu().tolist()
@@ -505,15 +510,18 @@ print([row[2] for row in rows] == list(range(rows[0][2], rows[0][2] + count)), s
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the host's is the device's")
 def test_a_host_thread_synchronizing_with_a_long_queue_runs_it_itself() -> None:
-    """A host thread about to sleep in a synchronisation with 32 or more pieces of work queued runs them
-    itself, with its own OpenMP team, instead of leaving its core idle while the worker computes
-    on one: in stream order (the worker hands over between two pieces), with the dispatch state of
-    a worker (a Python mode active around the synchronize sees none of the kernels' own CPU ops),
-    a kernel's thread limit for that kernel only, and the host thread's affinity and thread count
-    as they were. With fewer queued the worker finishes them, and with SCAFFOLD_DEVICE_THREADS
-    (the device's threads fixed) the host never computes for it."""
-    for env, host_runs in (({"KERNELS": "40"}, True), ({"KERNELS": "8"}, False),
-                           ({"KERNELS": "40", "SCAFFOLD_DEVICE_THREADS": "1"}, False)):
+    """A host thread about to sleep in a synchronisation with 32 or more pieces of work queued, expected
+    to take 2 ms or more by the stream's recent kernels, runs them itself, with its own OpenMP team,
+    instead of leaving its core idle while the worker computes on one: in stream order (the worker
+    hands over between two pieces), with the dispatch state of a worker (a Python mode active around
+    the synchronize sees none of the kernels' own CPU ops), a kernel's thread limit for that kernel
+    only, and the host thread's affinity and thread count as they were. With fewer queued, or a
+    long queue of short kernels (here behind a slow one), the worker finishes them, and with
+    SCAFFOLD_DEVICE_THREADS (the device's threads fixed) the host never computes for it."""
+    for env, host_runs in (({"KERNELS": "40", "MICROS": "1000"}, True),
+                           ({"KERNELS": "8", "MICROS": "1000"}, False),
+                           ({"KERNELS": "40", "MICROS": "0", "FIRST_MICROS": "50000"}, False),
+                           ({"KERNELS": "40", "MICROS": "1000", "SCAFFOLD_DEVICE_THREADS": "1"}, False)):
         result = _run_python(HOST_RUNS_THE_QUEUE, **env)
         assert result.returncode == 0, result.stderr
         counts, in_order = result.stdout.strip().split("\n")[-2:]

@@ -14,9 +14,9 @@
 // at::get_num_threads(): the OpenMP count its kernels and oneDNN's take),
 // and a second piece of work launched after it writes its own into out[1].
 //
-// _kernel_thread_for_testing(out, row, limit): launched work that first
-// waits a millisecond (a synchronisation right after a few of them finds a
-// long queue), limits itself to `limit` compute threads (0: no limit), and
+// _kernel_thread_for_testing(out, row, limit, micros): launched work that
+// first waits `micros` microseconds (the stream's kernel time: a
+// synchronisation right after a few of them finds a long queue), limits itself to `limit` compute threads (0: no limit), and
 // writes into out[row], through ATen's fill_ (a dispatcher call, as a
 // kernel's own CPU ops are), the native id of the thread it runs on, the
 // threads its parallel loops get, and how many of these ran before it.
@@ -65,14 +65,16 @@ void kernel_threads_for_testing(const at::Tensor& out, int64_t limit) {
   });
 }
 
-void kernel_thread_for_testing(const at::Tensor& out, int64_t row, int64_t limit) {
+void kernel_thread_for_testing(const at::Tensor& out, int64_t row, int64_t limit, int64_t micros) {
   TORCH_CHECK(
       out.device().is_privateuseone() && out.scalar_type() == at::kLong && out.dim() == 2 && out.size(1) == 3 &&
           row >= 0 && row < out.size(0),
       "_kernel_thread_for_testing: expected a 2-dim int64 device tensor of 3 columns and a row of it");
-  launch(out.device().index(), "_kernel_thread_for_testing", [view = launch_host_view(out), row, limit]() {
+  launch(out.device().index(), "_kernel_thread_for_testing", [view = launch_host_view(out), row, limit, micros]() {
     static std::atomic<int64_t> ran_before{0};
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (micros > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(micros));
+    }
     if (limit > 0) {
       limit_launched_threads(static_cast<int>(limit));
     }
@@ -89,7 +91,7 @@ void kernel_thread_for_testing(const at::Tensor& out, int64_t row, int64_t limit
 TORCH_LIBRARY_FRAGMENT(scaffold_runtime, m) {
   m.def("_kept_kernel_view_for_testing(Tensor(a) self) -> Tensor(a)");
   m.def("_kernel_threads_for_testing(Tensor(a!) out, int limit) -> ()");
-  m.def("_kernel_thread_for_testing(Tensor(a!) out, int row, int limit) -> ()");
+  m.def("_kernel_thread_for_testing(Tensor(a!) out, int row, int limit, int micros) -> ()");
 }
 
 TORCH_LIBRARY_IMPL(scaffold_runtime, PrivateUse1, m) {
