@@ -490,10 +490,11 @@ kernel = torch.ops.scaffold_runtime._kernel_thread_for_testing
 x = torch.randn(1 << 20, device="foo")
 (x + 1).sum().item()  # the worker's first ATen kernels set its OpenMP count (ATen's lazy start)
 count, micros = int(os.environ["KERNELS"]), int(os.environ["MICROS"])
-recent = torch.zeros(16, 3, dtype=torch.int64, device="foo")
-for row in range(16):  # the stream's recent kernels take `micros` each
+recent = torch.zeros(64, 3, dtype=torch.int64, device="foo")
+for row in range(64):  # the stream's recent kernels take `micros` each: its mean forgets the first ones
     kernel(recent, row, 0, micros)
-torch.foo.synchronize()
+    if row % 16 == 15:
+        torch.foo.synchronize()  # a short queue, which the worker runs
 out = torch.zeros(count, 3, dtype=torch.int64, device="foo")
 before = (os.sched_getaffinity(0), torch.get_num_threads())
 for row in range(count):  # the queue is long when the host synchronizes
