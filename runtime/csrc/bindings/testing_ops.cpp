@@ -16,10 +16,11 @@
 //
 // _kernel_thread_for_testing(out, row, limit, micros): launched work that
 // first waits `micros` microseconds (the stream's kernel time: a
-// synchronisation right after a few of them finds a long queue), limits itself to `limit` compute threads (0: no limit), and
-// writes into out[row], through ATen's fill_ (a dispatcher call, as a
-// kernel's own CPU ops are), the native id of the thread it runs on, the
-// threads its parallel loops get, and how many of these ran before it.
+// synchronisation right after a few of them finds a long queue), limits
+// itself to `limit` compute threads (0: no limit), and writes into
+// out[row], through ATen's fill_ (a dispatcher call, as a kernel's own CPU
+// ops are), the native id of the thread it runs on, the threads its parallel
+// loops get, and how many of these ran before it.
 #include <sys/syscall.h>
 #include <unistd.h>
 
