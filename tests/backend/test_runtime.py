@@ -490,6 +490,7 @@ kernel = torch.ops.scaffold_runtime._kernel_thread_for_testing
 x = torch.randn(1 << 20, device="foo")
 (x + 1).sum().item()  # the worker's first ATen kernels set its OpenMP count (ATen's lazy start)
 count, micros = int(os.environ["KERNELS"]), int(os.environ["MICROS"])
+first_micros = int(os.environ.get("FIRST_MICROS", micros))
 recent = torch.zeros(64, 3, dtype=torch.int64, device="foo")
 for row in range(64):  # the stream's recent kernels take `micros` each: its mean forgets the first ones
     kernel(recent, row, 0, micros)
@@ -498,7 +499,7 @@ for row in range(64):  # the stream's recent kernels take `micros` each: its mea
 out = torch.zeros(count, 3, dtype=torch.int64, device="foo")
 before = (os.sched_getaffinity(0), torch.get_num_threads())
 for row in range(count):  # the queue is long when the host synchronizes
-    kernel(out, row, 1 if row == count - 1 else 0, int(os.environ.get("FIRST_MICROS", micros)) if row == 0 else micros)
+    kernel(out, row, 1 if row == count - 1 else 0, first_micros if row == 0 else micros)
 with SeenOps() as seen:
     torch.foo.synchronize()
 rows = out.cpu().tolist()
