@@ -72,6 +72,26 @@ class WrongGradientOnTheDevice(TiedModel):
         return logits
 
 
+class _OffOnTheCpuInFloat32(torch.autograd.Function):
+    """The CPU's float32 gradient off by more than the tolerance, as a reduction summed in another
+    order is off where the exact gradient is zero; the device's and the float64 one are exact."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        off = grad.device.type == "cpu" and grad.dtype == torch.float32
+        return grad * (1.001 if off else 1.0)
+
+
+class RoundedDifferentlyOnTheCpu(TiedModel):
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        logits: torch.Tensor = self.head(torch.tanh(_OffOnTheCpuInFloat32.apply(self.embedding(tokens))))
+        return logits
+
+
 def _spec(model_class: type[nn.Module]) -> ModelSpec:
     def build() -> Workload:
         tokens = torch.tensor([[1, 5, 2], [8, 0, 3]])
@@ -98,6 +118,18 @@ def test_a_gradient_wrong_on_the_device_only_is_a_failure_naming_the_parameter()
     result = run_model(_spec(WrongGradientOnTheDevice), DEVICE, ("eager",))
     assert result.stages["eager"].status == "fail"
     assert result.stages["eager"].detail.startswith("grad of embedding.weight: differs by")
+
+
+def test_a_gradient_wrong_on_the_device_is_measured_against_the_exact_result_too() -> None:
+    detail = run_model(_spec(WrongGradientOnTheDevice), DEVICE, ("eager",)).stages["eager"].detail
+    assert "from the exact (float64) result" in detail, detail
+
+
+def test_the_device_is_held_to_the_exact_result_where_the_cpus_float32_is_off() -> None:
+    result = run_model(_spec(RoundedDifferentlyOnTheCpu), DEVICE, ("eager",))
+    assert result.stages["eager"].status == "pass", result.stages["eager"].detail
+    worst = result.stages["eager"].worst
+    assert worst is not None and worst.relative < 1e-6, worst
 
 
 def test_a_gradient_wrong_on_the_device_only_fails_the_compiled_amp_step_too() -> None:
