@@ -19,7 +19,7 @@ less than a small fraction of the largest tensor of its kind in the model. Gradi
 zero in exact arithmetic (a bias before a batch norm, an attention key's bias) are rounding noise,
 not a scale to measure against. That noise depends on the order of a reduction, which follows the
 thread count (the CPU's two threads against the device's one): where the eager stage's float32
-results differ by more than the tolerance, the device is held to the exact values instead, the
+results differ by more than the tolerance, the device is held to the exact values as well, the
 same step on the CPU in float64, and fails only when it is past the tolerance of both.
 """
 
@@ -160,11 +160,8 @@ class Comparison:
         if self.worst is None or relative > self.worst.relative:
             self.worst = Difference(what, relative)
         if relative > self.tolerance:
-            raise Mismatch(f"{what}: differs by {relative:.3g} of {self._of}{beyond} (tolerance {self.tolerance:g})")
-
-    @property
-    def _of(self) -> str:
-        return "its norm" if self.norm else "its largest value"
+            of = "its norm" if self.norm else "its largest value"
+            raise Mismatch(f"{what}: differs by {relative:.3g} of {of}{beyond} (tolerance {self.tolerance:g})")
 
     def _relative(self, what: str, got: torch.Tensor | None, expected: torch.Tensor | None,
                   floor: float) -> float | None:
