@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypedDict
 
+import pytest
 import torch
 
 DEVICE = "foo"
@@ -31,6 +32,11 @@ def grad(tensor: torch.Tensor) -> torch.Tensor:
 
 def fallback_counts() -> dict[str, int]:
     return dict(foo.fallback_counts())
+
+
+# The node ids of this session's tests that reached the CPU fallback (tests/backend/conftest.py
+# notes them): what the copying-fallback pass runs again with SCAFFOLD_HOST_VIEW_FALLBACK=0.
+REACHED_THE_FALLBACK = pytest.StashKey[list[str]]()
 
 
 @contextlib.contextmanager

@@ -93,6 +93,12 @@ def tree(directory: Path) -> dict[str, bytes]:
     }
 
 
+def compiler_launcher() -> list[str]:
+    """The launcher CMake would put before the compiler (CMAKE_CXX_COMPILER_LAUNCHER, ccache in CI):
+    the tests' own compilations are cached as the builds' are."""
+    return os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER", "").split()
+
+
 @dataclass(frozen=True)
 class Toolchain:
     """g++ and the flags to compile against the installed torch (no build system needed)."""
@@ -102,7 +108,8 @@ class Toolchain:
 
     def compile(self, source: Path, output: Path, include_dirs: Sequence[Path] = ()) -> subprocess.Popen[str]:
         command = [
-            "g++", "-std=c++20", "-fPIC", "-O0", "-w", "-c", str(source), "-o", str(output),
+            *compiler_launcher(), "g++", "-std=c++20", "-fPIC", "-O0", "-w", "-c", str(source),
+            "-o", str(output),
             *self.include_flags, *(f"-I{directory}" for directory in include_dirs),
         ]
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
