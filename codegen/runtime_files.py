@@ -26,7 +26,8 @@ _COPIED_DIRECTORIES = {
     "driver": (".h", ".cpp"),
     "cmake": (".cmake", ".py", ".txt"),
 }
-_COPIED_FILES = ("CMakeLists.txt",)
+# PORTING.md: the porting guide, at the root of every project (its driver header points there).
+_COPIED_FILES = ("CMakeLists.txt", "PORTING.md")
 # Every module and subpackage of the Python package is copied, except the package's __init__
 # (rendered per project from templates/project/package_init.py.j2) and the reference backend's
 # own demo. Data files in the package (conformance/expectations.toml) are rendered per project.

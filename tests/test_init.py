@@ -223,6 +223,12 @@ def test_new_project_shape(tmp_path: Path) -> None:
             if name.endswith((".h", ".cpp")):
                 assert files[f"{directory}/{name}"] == content
     assert "driver/scaffold_driver.h" in files
+    # The porting guide the driver header points at, and the tests of each of its bring-up steps.
+    assert files["PORTING.md"] == (REPO / "runtime" / "PORTING.md").read_bytes()
+    assert b"PORTING.md" in files["driver/scaffold_driver.h"] and b"(PORTING.md)" in files["README.md"]
+    for step in ("Devices", "Memory", "Copies", "Streams", "Events", "Launch", "Kernels"):
+        assert f"class Test{step}:".encode() in files["tests/test_driver.py"]
+        assert f"-k Test{step}".encode() in files["PORTING.md"]
     assert files["CMakeLists.txt"] == (REPO / "runtime" / "CMakeLists.txt").read_bytes()
     for module in ("_device.py", "_streams.py", "_memory.py", "distributed.py", "_inductor.py"):
         assert files[f"python/torch_bar/{module}"] == (REPO / "runtime" / "python" / "torch_foo" / module).read_bytes()

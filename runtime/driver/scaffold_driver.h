@@ -6,8 +6,9 @@
  * rest of runtime/ as it is. This directory ships the *simulated* driver
  * (simulated_*.cpp): device memory in host RAM, protected against accidental
  * host access, and one worker thread per stream running its work in order.
- * runtime/README.md has the porting table: what each function must
- * guarantee.
+ * PORTING.md, beside CMakeLists.txt (a project's root; runtime/ in
+ * scaffold-backend), is the porting guide: the bring-up order, a test for
+ * each step, and what each function must guarantee.
  *
  * Rules for every function:
  *   - Plain C types only; no exceptions cross this boundary. Every function

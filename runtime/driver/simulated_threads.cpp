@@ -23,7 +23,7 @@
 // virtual machine these rules were measured on packs threads that look idle
 // onto one core (its kernel's sched_vcpu_pack), and a team woken after a
 // pause ran both its threads on one core, at half speed, until they were
-// placed (benchmarks/README.md has the measurements).
+// placed (measured 2026-11-29: benchmarks/README.md as of that day, in git).
 //
 // The OpenMP runtime is the one the process already loaded (ATen's);
 // the driver links none of its own, and without one there is nothing to size.

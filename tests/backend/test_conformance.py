@@ -1,6 +1,6 @@
 """The OpInfo conformance harness shipped with foo (python -m torch_foo.conformance): its CI
 subset passes, a crash is recorded against its op while the sweep goes on, and the expectations
-file is strict. The full sweep is `python -m torch_foo.conformance --all` (README)."""
+file is strict. The full sweep is `python -m torch_foo.conformance --all` (docs/testing.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The model harness shipped with foo (python -m torch_foo.models): its CI subset of real
 architectures matches the CPU, and the harness itself reports what CUDA users would otherwise
 find out by diverging training: a tie that came apart, a gradient that is wrong on the device only.
-The whole catalogue is `python -m torch_foo.models --all` (README)."""
+The whole catalogue is `python -m torch_foo.models --all` (docs/testing.md)."""
 
 from __future__ import annotations
 

@@ -123,6 +123,8 @@ def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
         layout.yaml_path: backend_yaml,
         "README.md": render("project/README.md.j2", **context),
         f"tests/test_{names.device}.py": render("project/test_backend.py.j2", **context),
+        # The driver port's step-by-step checks, named by PORTING.md.
+        "tests/test_driver.py": render("project/test_driver.py.j2", **context),
         f"python/{names.package}/{CONFORMANCE_PACKAGE}/expectations.toml": render(
             "project/conformance_expectations.toml.j2", **context
         ),
