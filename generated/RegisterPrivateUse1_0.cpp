@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 56 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
+// Registers 59 kernel(s) to the PrivateUse1 dispatch key (shard 1 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_adaptive_avg_pool2d.h"
 #include "native/_foreach_addcdiv.h"
@@ -34,6 +34,7 @@
 #include "native/lerp.h"
 #include "native/max.h"
 #include "native/maximum.h"
+#include "native/min.h"
 #include "native/mm.h"
 #include "native/mse_loss.h"
 #include "native/mul.h"
@@ -244,14 +245,29 @@ at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, con
   return foo::lerp_(self, end, weight);
 }
 
+at::Tensor wrapper_max(const at::Tensor & self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max(self);
+}
+
 ::std::tuple<at::Tensor &,at::Tensor &> wrapper_max_dim_max(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & max, at::Tensor & max_values) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::max_out(self, dim, keepdim, max, max_values);
 }
 
+at::Tensor & wrapper_max_unary_out(const at::Tensor & self, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::max_out(self, out);
+}
+
 at::Tensor & wrapper_maximum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::maximum_out(self, other, out);
+}
+
+at::Tensor wrapper_min(const at::Tensor & self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::min(self);
 }
 
 at::Tensor & wrapper_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
@@ -431,8 +447,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index.Tensor_out", TORCH_FN(wrapper_index_Tensor_out));
   m.impl("lerp.Tensor_out", TORCH_FN(wrapper_lerp_Tensor_out));
   m.impl("lerp_.Tensor", TORCH_FN(wrapper_lerp__Tensor));
+  m.impl("max", TORCH_FN(wrapper_max));
   m.impl("max.dim_max", TORCH_FN(wrapper_max_dim_max));
+  m.impl("max.unary_out", TORCH_FN(wrapper_max_unary_out));
   m.impl("maximum.out", TORCH_FN(wrapper_maximum_out));
+  m.impl("min", TORCH_FN(wrapper_min));
   m.impl("mm.out", TORCH_FN(wrapper_mm_out));
   m.impl("mse_loss.out", TORCH_FN(wrapper_mse_loss_out));
   m.impl("mul.Tensor", TORCH_FN(wrapper_mul_Tensor));

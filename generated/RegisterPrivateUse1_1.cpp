@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 56 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
+// Registers 59 kernel(s) to the PrivateUse1 dispatch key (shard 2 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_adaptive_avg_pool2d_backward.h"
 #include "native/_copy_from_and_resize.h"
@@ -21,6 +21,7 @@
 #include "native/addcdiv.h"
 #include "native/all.h"
 #include "native/avg_pool2d.h"
+#include "native/ceil.h"
 #include "native/convolution_overrideable.h"
 #include "native/cumsum.h"
 #include "native/div.h"
@@ -36,6 +37,7 @@
 #include "native/lerp.h"
 #include "native/log.h"
 #include "native/lt.h"
+#include "native/masked_select.h"
 #include "native/max_pool2d_with_indices.h"
 #include "native/minimum.h"
 #include "native/mse_loss.h"
@@ -176,6 +178,11 @@ at::Tensor & wrapper_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef ker
   return foo::avg_pool2d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
 }
 
+at::Tensor & wrapper_ceil_(at::Tensor & self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::ceil_(self);
+}
+
 at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, input, "aten::convolution_overrideable", "input");
@@ -280,6 +287,23 @@ at::Tensor & wrapper_log_(at::Tensor & self) {
 at::Tensor & wrapper_lt_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::lt_out(self, other, out);
+}
+
+at::Tensor wrapper_masked_select(const at::Tensor & self, const at::Tensor & mask) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::masked_select", "self");
+  c10::impl::check_and_update_common_device(common_device, mask, "aten::masked_select", "mask");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::masked_select(self, mask);
+}
+
+at::Tensor & wrapper_masked_select_out(const at::Tensor & self, const at::Tensor & mask, at::Tensor & out) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, out, "aten::masked_select.out", "out");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::masked_select.out", "self");
+  c10::impl::check_and_update_common_device(common_device, mask, "aten::masked_select.out", "mask");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::masked_select_out(self, mask, out);
 }
 
 ::std::tuple<at::Tensor,at::Tensor> wrapper_max_pool2d_with_indices(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
@@ -448,6 +472,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addcdiv", TORCH_FN(wrapper_addcdiv));
   m.impl("all.out", TORCH_FN(wrapper_all_out));
   m.impl("avg_pool2d.out", TORCH_FN(wrapper_avg_pool2d_out));
+  m.impl("ceil_", TORCH_FN(wrapper_ceil_));
   m.impl("convolution_overrideable", TORCH_FN(wrapper_convolution_overrideable));
   m.impl("cumsum.out", TORCH_FN(wrapper_cumsum_out));
   m.impl("div.Tensor", TORCH_FN(wrapper_div_Tensor));
@@ -465,6 +490,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lerp_.Scalar", TORCH_FN(wrapper_lerp__Scalar));
   m.impl("log_", TORCH_FN(wrapper_log_));
   m.impl("lt.Scalar_out", TORCH_FN(wrapper_lt_Scalar_out));
+  m.impl("masked_select", TORCH_FN(wrapper_masked_select));
+  m.impl("masked_select.out", TORCH_FN(wrapper_masked_select_out));
   m.impl("max_pool2d_with_indices", TORCH_FN(wrapper_max_pool2d_with_indices));
   m.impl("minimum.out", TORCH_FN(wrapper_minimum_out));
   m.impl("mse_loss", TORCH_FN(wrapper_mse_loss));

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 58 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 59 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_efficientzerotensor.h"
 #include "native/_foreach_add.h"
@@ -40,6 +40,7 @@
 #include "native/max_pool2d_with_indices.h"
 #include "native/max_pool2d_with_indices_backward.h"
 #include "native/mean.h"
+#include "native/min.h"
 #include "native/mul.h"
 #include "native/native_dropout_backward.h"
 #include "native/native_group_norm_backward.h"
@@ -320,6 +321,11 @@ at::Tensor & wrapper_mean_out(const at::Tensor & self, at::OptionalIntArrayRef d
   return foo::mean_out(self, dim, keepdim, dtype, out);
 }
 
+at::Tensor & wrapper_min_unary_out(const at::Tensor & self, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::min_out(self, out);
+}
+
 at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::mul_out(self, other, out);
@@ -474,6 +480,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_pool2d_with_indices_backward", TORCH_FN(wrapper_max_pool2d_with_indices_backward));
   m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(wrapper_max_pool2d_with_indices_backward_grad_input));
   m.impl("mean.out", TORCH_FN(wrapper_mean_out));
+  m.impl("min.unary_out", TORCH_FN(wrapper_min_unary_out));
   m.impl("mul.out", TORCH_FN(wrapper_mul_out));
   m.impl("native_dropout_backward", TORCH_FN(wrapper_native_dropout_backward));
   m.impl("native_group_norm_backward", TORCH_FN(wrapper_native_group_norm_backward));

@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 43 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
+// Registers 45 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from.h"
 #include "native/_foreach_addcmul.h"
@@ -19,6 +19,7 @@
 #include "native/avg_pool2d_backward.h"
 #include "native/bernoulli.h"
 #include "native/bmm.h"
+#include "native/ceil.h"
 #include "native/cos.h"
 #include "native/div.h"
 #include "native/eq.h"
@@ -149,6 +150,16 @@ at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, a
   c10::impl::check_and_update_common_device(common_device, mat2, "aten::bmm.out", "mat2");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   return foo::bmm_out(self, mat2, out);
+}
+
+at::Tensor wrapper_ceil(const at::Tensor & self) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::ceil(self);
+}
+
+at::Tensor & wrapper_ceil_out(const at::Tensor & self, at::Tensor & out) {
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  return foo::ceil_out(self, out);
 }
 
 at::Tensor wrapper_cos(const at::Tensor & self) {
@@ -327,6 +338,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("avg_pool2d_backward", TORCH_FN(wrapper_avg_pool2d_backward));
   m.impl("bernoulli_.float", TORCH_FN(wrapper_bernoulli__float));
   m.impl("bmm.out", TORCH_FN(wrapper_bmm_out));
+  m.impl("ceil", TORCH_FN(wrapper_ceil));
+  m.impl("ceil.out", TORCH_FN(wrapper_ceil_out));
   m.impl("cos", TORCH_FN(wrapper_cos));
   m.impl("div.out", TORCH_FN(wrapper_div_out));
   m.impl("eq.Tensor_out", TORCH_FN(wrapper_eq_Tensor_out));

@@ -18,6 +18,8 @@
 
 namespace foo {
 
+at::Tensor max(const at::Tensor & self);
 ::std::tuple<at::Tensor &,at::Tensor &> max_out(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & max, at::Tensor & max_values);
+at::Tensor & max_out(const at::Tensor & self, at::Tensor & out);
 
 }  // namespace foo

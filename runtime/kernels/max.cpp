@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/ops/max_cpu_dispatch.h>
+#include "full_reduction.h"
 #include "kernel_support.h"
 
 namespace foo {
@@ -17,6 +18,14 @@ namespace foo {
   rt::OutputView indices = call.output(max_values, "max_values");
   at::cpu::max_out(values.host(), indices.host(), call.input(self, "self"), dim, keepdim);
   return {values.commit(), indices.commit()};
+}
+
+at::Tensor max(const at::Tensor & self) {
+  return scaffold::runtime::full_reduction("max", at::cpu::max, at::cpu::max_out, self);
+}
+
+at::Tensor & max_out(const at::Tensor & self, at::Tensor & out) {
+  return scaffold::runtime::full_reduction_out("max.unary_out", at::cpu::max_out, self, out);
 }
 
 }  // namespace foo

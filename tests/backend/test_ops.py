@@ -469,6 +469,17 @@ def _cos() -> None:
     _unary_suite("cos")
 
 
+@op_test("ceil.out")
+def _ceil() -> None:
+    # Integral tensors are copied; the floating types have the CPU's loops.
+    _unary_suite("ceil", dtypes=(F32, F64, I64, torch.float16, torch.bfloat16))
+    check(torch.ceil, rand((3, 4), torch.uint8, low=0))
+    check(torch.ceil, torch.tensor([-1.5, -0.5, -0.0, 0.5, 2.0, float("inf"), -float("inf"), float("nan")]))
+    for dtype in (BOOL, torch.complex64):  # the CPU's errors, at the call
+        check_outcome(lambda t: torch.ceil(t, out=torch.empty_like(t)), rand((3, 4), dtype))
+    check_outcome(lambda t: torch.ceil(t, out=torch.empty_like(t, dtype=F64)), rand((3, 4)))  # another dtype
+
+
 @op_test("pow.Tensor_Scalar_out")
 def _pow() -> None:
     for dtype in FLOATS:
@@ -707,7 +718,7 @@ def _inplace_unary(name: str) -> None:
     check_outcome(run, View(rand((3,)), lambda t: t.expand(4, 3)), layouts=("contiguous",))  # overlap
 
 
-for _name in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid"):
+for _name in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "ceil"):
     op_test(_name)(functools.partial(_functional_unary, _name))
     op_test(_name + "_")(functools.partial(_inplace_unary, _name))
 
@@ -1101,6 +1112,24 @@ def _max_dim() -> None:
         check_out(lambda t, out: torch.max(t, 1, out=out), x, dtype=(dtype, I64))
 
 
+@op_test("min", "min.unary_out", "max", "max.unary_out")
+def _min_max() -> None:
+    unsigned = (torch.uint8, torch.uint16)
+    dtypes = (F32, F64, I64, BOOL, torch.float16, torch.bfloat16, torch.int8, *unsigned, torch.complex64)
+    for fn in (torch.min, torch.max):
+        for dtype in dtypes:  # uint16, complex64: the CPU's error, at the call
+            for shape in [*SHAPES, (), (0,), (0, 3)]:  # empty: the CPU's error
+                check_outcome(fn, rand(shape, dtype, low=0 if dtype in unsigned else -3))
+        check_outcome(fn, torch.tensor([1.0, float("nan"), -2.0]))
+        check_outcome(fn, torch.tensor([-float("inf"), -0.0, float("inf")]))
+        check_out(lambda t, out, fn=fn: fn(t, out=out), rand((3, 4)))
+        check_out(lambda t, out, fn=fn: fn(t, out=out), rand((3, 4), I64), dtype=F64)  # a wider out
+        check_outcome(lambda t, fn=fn: fn(t, out=t.new_empty((), dtype=I64)), rand((3, 4)))  # cannot cast
+        check_outcome(lambda t, fn=fn: fn(t, out=t.new_empty(())), rand((0, 3)))  # the identity
+        with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
+            fn(torch.ones(3, dtype=torch.complex64, device=DEVICE))  # raised at the call
+
+
 # ---- Linear algebra -------------------------------------------------------------------------------
 
 
@@ -1407,6 +1436,24 @@ def _masked_fill() -> None:
     check(lambda t, m: t.masked_fill(m, float("nan")), rand((3, 4)), Fixed(rand((3, 4), BOOL)))
     with pytest.raises(RuntimeError, match="boolean"):
         torch.ones(3, device=DEVICE).masked_fill_(torch.ones(3, dtype=I64, device=DEVICE), 0.0)
+
+
+@op_test("masked_select", "masked_select.out")
+def _masked_select() -> None:
+    for dtype in (F32, F64, I64, BOOL, torch.float16, torch.complex64):
+        x = rand((4, 5), dtype)
+        for mask in (rand((4, 5), BOOL, seed=2), rand((5,), BOOL, seed=3), torch.zeros(4, 5, dtype=BOOL)):
+            check(torch.masked_select, x, Fixed(mask))
+        check(torch.masked_select, x, rand((4, 5), BOOL, seed=2))  # the mask in each layout too
+        check(torch.masked_select, x[0], Fixed(rand((3, 5), BOOL, seed=4)))  # self broadcast
+        check_out(lambda t, m, out: torch.masked_select(t, m, out=out), x, Fixed(rand((4, 5), BOOL, seed=2)))
+    check(torch.masked_select, rand(()), Fixed(torch.tensor(True)))
+    check(torch.masked_select, rand((0, 3)), Fixed(rand((0, 3), BOOL)))
+    for mask in (rand((4, 5), I64, low=0, high=1), rand((3, 5), BOOL)):  # not boolean; not broadcastable
+        check_outcome(torch.masked_select, rand((4, 5)), Fixed(mask))
+    check_outcome(  # an out of another dtype
+        lambda t, m: torch.masked_select(t, m, out=t.new_empty(0, dtype=F64)), rand((4, 5)), Fixed(rand((4, 5), BOOL))
+    )
 
 
 @op_test("where.self_out")
