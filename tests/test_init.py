@@ -517,3 +517,30 @@ def test_ci_workflows_cover_the_supported_range_with_the_default_wheel() -> None
     assert upgrade_steps["Upgrade torch"]["run"] == 'pip install "torch==${{ inputs.torch_version }}"'
     for text in (files[".github/workflows/bar.yml"], files[".github/workflows/bar-torch-upgrade.yml"]):
         assert "\n\n        " not in text  # no stray blank lines inside steps
+
+
+@pytest.mark.parametrize(
+    ("failure", "expected"),
+    [
+        ("ImportError('_C.so: undefined symbol: _ZN3c10')", "ImportError: _C.so: undefined symbol: _ZN3c10"),
+        ("RuntimeError('driver: no device')", "RuntimeError: driver: no device"),
+    ],
+)
+def test_a_backend_that_cannot_load_leaves_import_torch_working(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str, expected: str
+) -> None:
+    """torch calls the autoload entry point inside `import torch`: an exception there fails that
+    import (from torch 2.15 on, every later one of the process too), so any error becomes a
+    warning that names it and how to get the whole of it."""
+    files = project_files(ProjectNames("brk"), "backend: PrivateUse1\n")
+    (tmp_path / "_torch_brk_autoload.py").write_text(files["python/_torch_brk_autoload.py"])
+    (tmp_path / "torch_brk").mkdir()
+    (tmp_path / "torch_brk" / "__init__.py").write_text(f"raise {failure}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import _torch_brk_autoload  # type: ignore[import-not-found]  # written just above
+
+    with pytest.warns(RuntimeWarning) as caught:
+        _torch_brk_autoload.load()
+    (message,) = [str(warning.message) for warning in caught]
+    assert message.startswith(f"torch_brk was not loaded: {expected} (`import torch_brk` shows the whole error")
+    monkeypatch.delitem(sys.modules, "_torch_brk_autoload")

@@ -428,6 +428,9 @@ class CollectiveProcessGroup(dist.ProcessGroup):
             self._register_backend(
                 torch.device(device_type), dist.ProcessGroup.BackendType.CUSTOM, self._engine
             )
+        # ... and as the group's default backend, which c10d asks for the group's name (torch
+        # 2.15's flight recorder, attached to every group, does so at init_process_group).
+        self._set_default_backend(dist.ProcessGroup.BackendType.CUSTOM)
 
     # --- identity ------------------------------------------------------------------------------
 
