@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,12 +71,15 @@ def driver_seam_build() -> Iterator[Path]:
 @pytest.mark.slow
 def test_runtime_builds_and_runs_against_a_minimal_synchronous_driver(tmp_path: Path, driver_seam_build: Path) -> None:
     build = driver_seam_build
-    # Release, as pip builds it (scikit-build-core's build type): the same flags as that build.
+    # The compiler and build type pip's build uses (scikit-build-core takes Python's CXX and builds
+    # Release): the same compilations as that build, word for word.
+    python_cxx = [word for word in shlex.split(sysconfig.get_config_var("CXX") or "") if not word.startswith("-")]
+    environment = {"CXX": shlex.join(python_cxx)} if python_cxx else {}
     configure = subprocess.run(
         ["cmake", "-S", str(REPO / "runtime"), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
          f"-DPython3_EXECUTABLE={sys.executable}", f"-DSCAFFOLD_DRIVER_DIR={MINIMAL_DRIVER}",
          f"-DSCAFFOLD_GENERATED_DIR={REPO / 'generated'}"],
-        capture_output=True, text=True,
+        capture_output=True, text=True, env={**environment, **os.environ},
     )
     assert configure.returncode == 0, configure.stdout[-3000:] + configure.stderr[-3000:]
     assert f"Driver sources:    {MINIMAL_DRIVER}" in configure.stdout
