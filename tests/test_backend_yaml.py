@@ -285,7 +285,9 @@ def test_statuses(declarations: DeclarationsFile) -> None:
     assert status["add.out"].status is OpStatus.BOXED_FALLBACK
     assert status["add_.Tensor"].status is OpStatus.COMPOSITE
     required = [op for op in selection.ops if op.declaration.required]
-    assert len(required) == 860  # 858 without a default kernel, and the two *_overrideable ops
+    # Every required op of the header (torch 2.14.1: 858 without a default kernel, and the two
+    # *_overrideable ops whose default only raises; tests/test_declarations.py counts each release's).
+    assert len(required) == sum(declaration.required for declaration in declarations.declarations) >= 853
     conv = status["convolution_overrideable"]
     assert conv.declaration.default and conv.declaration.required
     assert conv.status is OpStatus.BOXED_FALLBACK

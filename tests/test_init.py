@@ -236,7 +236,8 @@ def test_new_project_shape(tmp_path: Path) -> None:
     models = REPO / "runtime" / "python" / "torch_foo" / "models"
     for path in sorted(models.glob("*.py")):
         assert files[f"python/torch_bar/models/{path.name}"] == path.read_bytes(), path.name
-    assert b'models = ["torchvision>=0.' in files["pyproject.toml"]
+    assert b'vision = ["torchvision>=0.' in files["pyproject.toml"]
+    assert b'models = ["transformers' in files["pyproject.toml"]
     assert b"python -m torch_bar.models" in files["README.md"]
     assert b"distributed.register(DEVICE_NAME)" in files["python/torch_bar/__init__.py"]
     assert b"## Multi-process training (torch.distributed)" in files["README.md"]

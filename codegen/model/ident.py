@@ -317,7 +317,7 @@ def check_name(problem: NameProblem | None, location: SourceLocation) -> None:
 
 
 # Operator namespaces PyTorch itself defines (torch._C._dispatch_get_all_op_names() of torch
-# 2.11-2.14 with no backend loaded, plus `prim` (TorchScript), `_` (the catch-all
+# 2.11-2.15 with no backend loaded, plus `prim` (TorchScript), `_` (the catch-all
 # TORCH_LIBRARY_IMPL namespace), higher_order and the functional collectives' older name), and
 # the runtime's own `scaffold_runtime`. A backend's TORCH_LIBRARY in one of them would either fail
 # when loaded ("Only a single TORCH_LIBRARY can be used to register the namespace") or add ops to
@@ -329,6 +329,7 @@ RESERVED_OP_NAMESPACES = frozenset(
         "_c10d_functional_autograd",
         "_dtensor",
         "_native",
+        "_native_aot",
         "_quantized",
         "_test",
         "aten",
@@ -339,6 +340,8 @@ RESERVED_OP_NAMESPACES = frozenset(
         "debugprims",
         "export",
         "fbgemm",
+        "flex_gemm",
+        "fsdp",
         "higher_order",
         "inductor",
         "inductor_prims",

@@ -40,15 +40,28 @@ def new_project_layout(names: ProjectNames) -> ProjectLayout:
     return ProjectLayout(generated_dir="generated", kernels_dir="kernels", yaml_path=f"yaml/{names.device}.yaml")
 
 
-# The model libraries of the model harness (a package's `models` extra), in releases that work with
-# the supported torch releases; torchvision's range comes from them (torch_support).
-MODEL_LIBRARY_REQUIREMENTS = ("timm>=1.0.20,<2", "transformers>=5,<6")
+# The model libraries of the model harness, in releases that work with the supported torch
+# releases, in two extras of every backend package: `models`, the language models (transformers),
+# and `vision`, torchvision with timm (which needs it). Each torchvision release is built for one
+# torch release (its range comes from torch_support) and follows it by weeks: a new torch may have
+# none yet, and asking for one then would take pip to an older torch. The harness skips the models
+# of a library that is not installed and says so.
+LANGUAGE_MODEL_REQUIREMENTS = ("transformers>=5,<6",)
+VISION_MODEL_REQUIREMENTS = ("timm>=1.0.20,<2",)
+
+
+def _extra(requirements: tuple[str, ...]) -> str:
+    return ", ".join(f'"{requirement}"' for requirement in requirements)
 
 
 def models_extra() -> str:
     """The `models` extra of a backend package, as its pyproject.toml lists it."""
-    requirements = (torch_support().torchvision_requirement, *MODEL_LIBRARY_REQUIREMENTS)
-    return ", ".join(f'"{requirement}"' for requirement in requirements)
+    return _extra(LANGUAGE_MODEL_REQUIREMENTS)
+
+
+def vision_extra() -> str:
+    """The `vision` extra of a backend package, as its pyproject.toml lists it."""
+    return _extra((torch_support().torchvision_requirement, *VISION_MODEL_REQUIREMENTS))
 
 
 # The build backend of every backend package, pinned: its behaviour (build-dir reuse, cmake.define
@@ -83,6 +96,7 @@ def render_package_files(names: ProjectNames, layout: ProjectLayout) -> dict[str
         "torch_requirement": torch_support().requirement,
         "scikit_build_core_requirement": SCIKIT_BUILD_CORE_REQUIREMENT,
         "models_extra": models_extra(),
+        "vision_extra": vision_extra(),
     }
     return {
         "pyproject.toml": render("project/pyproject.toml.j2", **context),

@@ -416,7 +416,8 @@ class CollectiveProcessGroup(dist.ProcessGroup):
         *,
         device_name: str,
     ) -> None:
-        super().__init__(rank, size)  # type: ignore[call-arg]  # c10d has this form; its stub lacks it
+        # c10d has this form; torch 2.14's stub lacks it, 2.15's has it.
+        super().__init__(rank, size)  # type: ignore[call-arg, unused-ignore]
         self.device_name = device_name
         self.memory_mode = _memory_mode(device_name)
         self._engine = _engine(store, rank, size, timeout)

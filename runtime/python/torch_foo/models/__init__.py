@@ -9,8 +9,8 @@ and a compiled AMP training step. The backend's CPU-fallback calls are counted p
     python -m <package>.models --models transformers.gpt2 --stages eager --json report.json
     python -m <package>.models --all --compare old.json
 
-The model libraries are the package's `models` extra; a model whose library is not installed is
-reported as skipped. Every model runs in its own subprocess (`worker.py`), so a crash is recorded
-against it and the run goes on. This package is device-name agnostic: `scaffold-backend init`
-copies it into every project.
+The model libraries are the package's `models` (transformers) and `vision` (torchvision, timm)
+extras; a model whose library is not installed is reported as skipped, with the reason. Every
+model runs in its own subprocess (`worker.py`), so a crash is recorded against it and the run goes
+on. This package is device-name agnostic: `scaffold-backend init` copies it into every project.
 """

@@ -58,6 +58,18 @@ class ModelSpec:
     def available(self) -> bool:
         return importlib.util.find_spec(self.library) is not None
 
+    def why_unavailable(self) -> str:
+        """What the report says of a model whose library is not installed."""
+        extra = EXTRA_OF_LIBRARY[self.library]
+        if extra == "vision":
+            return (f"{self.library} is not installed (the package's 'vision' extra: torchvision releases "
+                    f"are built for one torch release each, and torch {torch.__version__} may have none yet)")
+        return f"{self.library} is not installed (the package's '{extra}' extra)"
+
+
+# Which extra of the package installs each library (its pyproject.toml).
+EXTRA_OF_LIBRARY = {"torchvision": "vision", "timm": "vision", "transformers": "models"}
+
 
 def _without_dropout(model: nn.Module) -> nn.Module:
     """Dropout and stochastic depth draw random numbers, which the device and the CPU draw

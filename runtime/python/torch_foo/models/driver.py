@@ -26,7 +26,7 @@ def run_worker(name: str, stages: tuple[str, ...], directory: Path, timeout_s: f
     """One model in a fresh process: its own fallback counters, Dynamo caches and warnings."""
     spec = BY_NAME[name]
     if not spec.available():
-        return skipped_result(spec, stages, f"{spec.library} is not installed (the package's 'models' extra)")
+        return skipped_result(spec, stages, spec.why_unavailable())
     output = directory / f"{name}.json"
     stderr_path = directory / f"{name}.stderr"
     command = [*WORKER_COMMAND, "--model", name, "--json", str(output), "--stages", *stages]
