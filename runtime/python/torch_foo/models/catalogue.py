@@ -60,7 +60,9 @@ class ModelSpec:
 
     def why_unavailable(self) -> str:
         """What the report says of a model whose library is not installed."""
-        extra = EXTRA_OF_LIBRARY[self.library]
+        extra = EXTRA_OF_LIBRARY.get(self.library)
+        if extra is None:
+            return f"{self.library} is not installed"
         if extra == "vision":
             return (f"{self.library} is not installed (the package's 'vision' extra: torchvision releases "
                     f"are built for one torch release each, and torch {torch.__version__} may have none yet)")
