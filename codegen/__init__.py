@@ -1,3 +1,3 @@
 """scaffold-backend: generate and maintain an out-of-tree PyTorch device backend."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

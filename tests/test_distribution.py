@@ -158,11 +158,11 @@ def test_the_wheel_holds_what_the_tool_reads_and_makes_the_same_project(tmp_path
     modules = {path.relative_to(codegen).as_posix() for path in codegen.rglob("*.py")}
     assert modules <= {name.removeprefix("scaffold_backend/") for name in names}
     assert metadata["Version"] == __version__
-    torch_line = (REPO / "runtime" / "cmake" / "torch-requirement.txt").read_text().split()[-1]
+    # The tool never makes pip replace a user's torch: no bound on it (backends' builds check theirs).
     requires = metadata.get_all("Requires-Dist")
     assert requires is not None
     torch = [Requirement(line) for line in requires if Requirement(line).name == "torch"]
-    assert [requirement.specifier for requirement in torch] == [Requirement(torch_line).specifier]
+    assert [str(requirement.specifier) for requirement in torch] == [""]
 
     # Installed where no checkout is, the tool makes exactly the project the checkout makes.
     python = make_venv(tmp_path / "venv", hide=("__editable__", "scaffold_backend"))
