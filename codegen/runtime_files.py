@@ -1,6 +1,6 @@
 """Which files of runtime/ every backend project gets, and so what the scaffold-backend wheel ships.
 
-`init` copies these files verbatim into each new project (init_files.py), and setup.py makes the
+`init` copies these files verbatim into each new project (emit/project.py), and setup.py makes the
 same list the wheel's package data for `scaffold_backend.runtime`, so an installed generator has
 every file `init` reads and nothing else of the reference backend. A new runtime source, CMake
 script or Python module is picked up by both without a second edit.

@@ -21,8 +21,8 @@ from scaffold_testing import REPO, run_cli_process, tree
 from test_init import make_venv, run
 
 from scaffold_backend import __version__
-from scaffold_backend.commands.init.files import copied_runtime_files, project_files
-from scaffold_backend.commands.init.names import ProjectNames
+from scaffold_backend.emit.project import copied_runtime_files, project_files
+from scaffold_backend.model.project import ProjectNames
 from scaffold_backend.runtime_files import (
     REFERENCE_BACKEND_ONLY,
     RUNTIME_PACKAGE_DIR,
@@ -62,7 +62,7 @@ def test_the_version_is_written_once_and_projects_install_exactly_it() -> None:
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "scaffold_backend.__version__"}
     runner = _workflow_runner()
-    files = project_files(ProjectNames("bar"), "backend: PrivateUse1\n")
+    files = project_files(ProjectNames("bar"), "backend: PrivateUse1\n", "2.15.0")
     for workflow in WORKFLOWS:
         requirement = yaml.safe_load(files[workflow])["env"]["SCAFFOLD_BACKEND_REQUIREMENT"]
         assert runner.substitute(requirement, {"vars": {}}) == f"scaffold-backend=={__version__}"
@@ -74,7 +74,7 @@ def test_the_version_is_written_once_and_projects_install_exactly_it() -> None:
 
 def test_the_workflows_use_only_what_ci_can_run_of_them() -> None:
     runner = _workflow_runner()
-    files = project_files(ProjectNames("bar"), "backend: PrivateUse1\n")
+    files = project_files(ProjectNames("bar"), "backend: PrivateUse1\n", "2.15.0")
     context: dict[str, dict[str, object]] = {name: {} for name in ("matrix", "inputs", "vars", "github", "runner")}
     for workflow in WORKFLOWS:
         document = yaml.safe_load(files[workflow])

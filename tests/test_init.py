@@ -338,10 +338,13 @@ def test_reference_backend_is_init_plus_its_own_kernels(tmp_path: Path) -> None:
         for name, content in tree(REPO / "generated").items()
     }
     generated = {name[len("generated/"):]: c for name, c in project.items() if name.startswith("generated/")}
-    # sources.cmake lists the kernel paths, so its digest in the manifest differs; nothing else.
+    # sources.cmake lists the kernel paths, so its digest in the manifest differs; and the
+    # project's manifest records its shared files, which the reference backend's are the tool's.
     manifests = [json.loads(files.pop("scaffold_manifest.json")) for files in (generated, reference_generated)]
     for manifest in manifests:
         manifest["files"].pop("sources.cmake")
+    shared = manifests[0].pop("shared_files")
+    assert {path for path, record in shared.items() if "base" in record} == set()
     assert manifests[0] == manifests[1]
     assert generated == reference_generated
     assert project["yaml/foo.yaml"] == (REPO / "yaml" / "foo.yaml").read_bytes()
@@ -495,7 +498,7 @@ def test_ci_workflows_cover_the_supported_range_with_the_default_wheel() -> None
     requirement = (REPO / "runtime" / "cmake" / "torch-requirement.txt").read_text().splitlines()[-1]
     lowest, below = requirement.removeprefix("torch>=").split(",<")
     highest = f"{below.split('.')[0]}.{int(below.split('.')[1]) - 1}"
-    files = project_files(ProjectNames("bar"), "backend: PrivateUse1\n")
+    files = project_files(ProjectNames("bar"), "backend: PrivateUse1\n", "2.15.0")
     ci = yaml.safe_load(files[".github/workflows/bar.yml"])
     job = ci["jobs"]["build-and-test"]
     assert job["strategy"]["matrix"]["include"] == [
@@ -533,7 +536,7 @@ def test_a_backend_that_cannot_load_leaves_import_torch_working(
     """torch calls the autoload entry point inside `import torch`: an exception there fails that
     import (from torch 2.15 on, every later one of the process too), so any error becomes a
     warning that names it and how to get the whole of it."""
-    files = project_files(ProjectNames("brk"), "backend: PrivateUse1\n")
+    files = project_files(ProjectNames("brk"), "backend: PrivateUse1\n", "2.15.0")
     (tmp_path / "_torch_brk_autoload.py").write_text(files["python/_torch_brk_autoload.py"])
     (tmp_path / "torch_brk").mkdir()
     (tmp_path / "torch_brk" / "__init__.py").write_text(f"raise {failure}\n")

@@ -119,14 +119,14 @@ def test_reformatted_signature_conflicts_with_markers_and_exit_1(tmp_path: Path)
     stub.write_text(text)
     code, out, err = regenerate(root, YAML + "symint:\n  - view\n")
     assert code == 1
-    assert err.startswith("error: kernel file(s) with unresolved merge conflicts: kernels/view.cpp")
+    assert err.startswith("error: file(s) with unresolved merge conflicts: kernels/view.cpp")
     merged = stub.read_text()
     assert "<<<<<<< yours" in merged and ">>>>>>> scaffold-backend" in merged
     assert "  return self.alias();\n" in merged
     # Until the user resolves it, every run and --check keeps failing on the same file.
     check = run_cli_process([*ARGS, "--check"], root)
     assert check.returncode == 1
-    assert check.stderr.startswith("error: kernel file(s) with unresolved merge conflicts: kernels/view.cpp")
+    assert check.stderr.startswith("error: file(s) with unresolved merge conflicts: kernels/view.cpp")
     again = run_cli_process(ARGS, root)
     assert again.returncode == 1 and stub.read_text() == merged
     resolved = (

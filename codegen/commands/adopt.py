@@ -27,6 +27,7 @@ from ..emit.adopted_tests import emit_adopted_test
 from ..errors import BackendYamlError, CoverageReportError
 from ..model.coverage import CoverageReport, CoveredOp, OpPath
 from ..model.outputs import GenerateOptions, OutputFile, stub_error
+from ..model.project import ProjectNames
 from ..model.selection import OpStatus, SelectedOp, Selection
 from ..parse.backend_yaml import parse_backend_yaml
 from ..parse.coverage_report import load_coverage_report
@@ -39,7 +40,6 @@ from ..write.plan import Action, Change, Plan
 from ..write.uptodate import scaffold_is_missing
 from ..write.yaml_edit import add_to_op_list
 from .generate import GenerateResult, load_selection, prepare
-from .init.names import ProjectNames
 
 SUPPORTED_KEY = "supported"
 AUTOGRAD_KEY = "autograd"

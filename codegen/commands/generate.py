@@ -20,6 +20,7 @@ from ..emit.device_name import emit_device_name
 from ..emit.fallback import emit_fallback
 from ..emit.kernel_file import KernelFile
 from ..emit.manifest import build_manifest, emit_manifest
+from ..emit.project import shared_files
 from ..emit.registration import emit_autograd_registration, emit_registration_shards
 from ..emit.stubs import emit_stubs
 from ..errors import MergeConflictError, SourceLocation, StaleOutputError
@@ -27,6 +28,7 @@ from ..model.backend import BackendConfig
 from ..model.declarations import DeclarationsFile
 from ..model.manifest import Manifest
 from ..model.outputs import MANIFEST_NAME, GenerateOptions, Layout, OutputFile
+from ..model.project import ProjectNames
 from ..model.selection import Selection
 from ..parse.backend_yaml import default_backend_config
 from ..parse.inputs import load_backend_config, load_declarations
@@ -39,6 +41,7 @@ from ..write import safety, transaction
 from ..write.lock import output_lock
 from ..write.merge import MergeOutcome, MergeResult
 from ..write.plan import Action, Plan, check_unique_paths, plan_outputs
+from ..write.shared import SharedPlan, plan_shared_files
 from ..write.uptodate import orphan_note, up_to_date_line
 
 
@@ -62,6 +65,8 @@ class GenerateResult:
     """Under --check: generated files edited by hand (or not written by scaffold-backend)."""
     class_scaffolds: tuple[OutputFile, ...] = ()
     """The custom classes' user files as the generator scaffolds them (created only when missing)."""
+    shared: SharedPlan | None = None
+    """In a backend project: how its shared files are brought to this tool's text."""
 
     @property
     def selection(self) -> Selection:
@@ -72,7 +77,8 @@ class GenerateResult:
         return self.context.layout
 
     def conflicts(self) -> list[Path]:
-        return sorted(path for path, result in self.merges.items() if result.outcome is MergeOutcome.CONFLICT)
+        kernels = [path for path, result in self.merges.items() if result.outcome is MergeOutcome.CONFLICT]
+        return sorted([*kernels, *(self.shared.conflicts if self.shared is not None else ())])
 
 
 def load_selection(yaml_path: Path | None, declarations_path: Path | None, root: Path) -> Selection:
@@ -153,7 +159,13 @@ def prepare(options: GenerateOptions, *, check: bool = False, config: BackendCon
     orphaned = _orphaned_kernel_files(kernel_files, previous, layout)
     compiled = [k.output for k in kernel_files] + [output for output in scaffolds if output.path.suffix == ".cpp"]
     generated.append(emit_sources_cmake(context, generated, compiled, orphaned))
-    manifest = build_manifest(context, generated, kernel_files, orphaned, scaffolds)
+    shared = None
+    if layout.project_root is not None:
+        files = shared_files(ProjectNames(selection.config.device))
+        shared = plan_shared_files(files, previous, layout, layout.project_root)
+    manifest = build_manifest(
+        context, generated, kernel_files, orphaned, scaffolds, shared.records if shared is not None else {}
+    )
     generated.append(emit_manifest(context, manifest))
 
     outputs = [*(kernel.output for kernel in kernel_files), *scaffolds, *generated]
@@ -164,16 +176,20 @@ def prepare(options: GenerateOptions, *, check: bool = False, config: BackendCon
     planned = plan_outputs(
         outputs, {kernel.output.path: kernel for kernel in kernel_files}, previous, layout, force=options.force or check
     )
+    shared_changes = shared.changes if shared is not None else ()
+    for change in shared_changes:
+        confinement.check(change.path, "a shared file", deleting=change.action is Action.DELETE)
     return GenerateResult(
         context=context,
         kernel_files=tuple(kernel_files),
-        plan=planned.plan,
+        plan=Plan(shared_changes + planned.plan.changes),
         merges=planned.merges,
         orphaned=tuple(orphaned),
         manifest=manifest,
         kept_parameter_names=kept_names,
         edited=planned.edited if check else (),
         class_scaffolds=tuple(scaffolds),
+        shared=shared,
     )
 
 
@@ -249,7 +265,7 @@ def require_no_conflicts(result: GenerateResult) -> None:
     if conflicts:
         names = ", ".join(display_path(path, result.layout.root) for path in conflicts)
         raise MergeConflictError(
-            f"kernel file(s) with unresolved merge conflicts: {names}",
+            f"file(s) with unresolved merge conflicts: {names}",
             hint="resolve the <<<<<<< / >>>>>>> regions, then run `scaffold-backend generate` again",
         )
 
@@ -304,6 +320,8 @@ def generate_report(result: GenerateResult, root: Path, *, planned: bool) -> tup
     for relative in result.orphaned:
         shown = display_path(result.layout.out_dir / relative, root)
         notes.append(orphan_note(shown))
+    if result.shared is not None:
+        notes += result.shared.notes
     kernels = result.manifest.kernel_count
     if result.plan:
         lines.append(f"{kernels} kernel(s), {len(result.plan.changes)} file(s) {'to change' if planned else 'changed'}")

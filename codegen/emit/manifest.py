@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .. import __version__
-from ..model.manifest import InputRecord, KernelFileRecord, Manifest, sha256_text
+from ..model.manifest import InputRecord, KernelFileRecord, Manifest, SharedFileRecord, sha256_text
 from ..model.outputs import MANIFEST_NAME, OutputFile, Owner
 from .context import EmitContext
 from .kernel_file import KernelFile
@@ -17,6 +17,7 @@ def build_manifest(
     kernel_files: Sequence[KernelFile],
     orphaned: Sequence[str],
     custom_class_files: Sequence[OutputFile] = (),
+    shared_files: Mapping[str, SharedFileRecord] | None = None,
 ) -> Manifest:
     selection = context.selection
     layout = context.layout
@@ -39,6 +40,7 @@ def build_manifest(
         },
         orphaned_kernel_files=tuple(sorted(orphaned)),
         custom_class_files=tuple(sorted(layout.from_out(output.path) for output in custom_class_files)),
+        shared_files=dict(shared_files or {}),
     )
 
 

@@ -1,8 +1,9 @@
 """The manifest: what the last generation read and wrote.
 
 It records the inputs (declarations and backend YAML digests, the torch release, the generator
-version), a digest of every generator-owned file, and for every user-owned kernel file the ops
-it held and the exact text the generator last produced for it. That base text is what lets a
+version), a digest of every generator-owned file, for every user-owned kernel file the ops it
+held and the exact text the generator last produced for it, and in a backend project, which
+text of each shared file the tool last brought it to. That base text is what lets a
 later run tell an untouched stub from an edited one and merge three ways (copier keeps
 `.copier-answers.yml` for the same reason).
 
@@ -51,6 +52,24 @@ class KernelFileRecord:
         return tuple(sorted(self.heads))
 
 
+def git_blob_id(text: str) -> str:
+    """The id git gives `text` as a file's content (`git hash-object`): a shared file's record
+    names the tool's text by it, so the merge base can be found in the project's history."""
+    data = text.encode("utf-8", errors="surrogateescape")  # as the file's bytes were read
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+@dataclass(frozen=True)
+class SharedFileRecord:
+    """A shared file of a backend project (model/project.py) as the last run left it."""
+
+    blob: str
+    """git_blob_id of the tool's text for the file: the merge base of the next run's update."""
+    base: str | None = None
+    """The tool's text itself, kept only while the file holds the team's edits (a merge's result
+    differs from it): their next merge needs it. An unedited file is its own base."""
+
+
 @dataclass(frozen=True)
 class Manifest:
     generator_version: str
@@ -64,6 +83,9 @@ class Manifest:
     custom_class_files: tuple[str, ...] = ()
     """The user's files of the YAML's custom classes (created once, never merged): recorded so
     the fast up-to-date answer knows a missing one must be created again."""
+    shared_files: Mapping[str, SharedFileRecord] = field(default_factory=dict)
+    """A backend project's shared files (relative to the output directory: `../csrc/...`), which
+    the tool keeps current; empty outside a project (the reference backend's are the tool's own)."""
 
     @property
     def kernel_count(self) -> int:
@@ -97,6 +119,11 @@ class Manifest:
         }
         if self.custom_class_files:  # absent without classes: older manifests stay as they were
             document["custom_class_files"] = sorted(self.custom_class_files)
+        if self.shared_files:
+            document["shared_files"] = {
+                path: {"blob": record.blob, **({"base": record.base} if record.base is not None else {})}
+                for path, record in sorted(self.shared_files.items())
+            }
         return json.dumps(document, indent=2, sort_keys=False) + "\n"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ManifestError, SourceLocation
-from ..model.manifest import FORMAT_VERSION, InputRecord, KernelFileRecord, Manifest
+from ..model.manifest import FORMAT_VERSION, InputRecord, KernelFileRecord, Manifest, SharedFileRecord
 from ..paths import read_bounded
 
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
@@ -87,7 +87,7 @@ def _manifest_from_json(document: Any) -> Manifest:
     if not isinstance(document, dict):
         raise _ManifestShapeError("the top level must be a JSON object")
     known = {"generated_by", "format", "generator", "inputs", "files", "kernel_files",
-             "orphaned_kernel_files", "custom_class_files"}
+             "orphaned_kernel_files", "custom_class_files", "shared_files"}
     unknown = sorted(set(document) - known)
     if unknown:
         raise _ManifestShapeError(f"unknown field(s) {', '.join(map(repr, unknown))}")
@@ -122,6 +122,21 @@ def _manifest_from_json(document: Any) -> Manifest:
     class_files = document.get("custom_class_files", [])
     if not isinstance(class_files, list):
         raise _ManifestShapeError("\"custom_class_files\" must be a list")
+    shared_entries = document.get("shared_files", {})
+    if not isinstance(shared_entries, dict):
+        raise _ManifestShapeError("\"shared_files\" must be a JSON object")
+    shared_files = {}
+    for path, entry in shared_entries.items():
+        where = f"\"shared_files\" entry {path!r}"
+        blob = _field(entry, "blob", str, where)
+        if len(blob) != 40 or not set(blob) <= _DIGEST_CHARACTERS:
+            raise _ManifestShapeError(f"\"blob\" in {where} must be a git blob id (40 lowercase hex digits)")
+        base = entry.get("base")
+        if base is not None and not isinstance(base, str):
+            raise _ManifestShapeError(f"\"base\" in {where} must be a string")
+        if set(entry) - {"blob", "base"}:
+            raise _ManifestShapeError(f"unknown field(s) in {where}")
+        shared_files[_relative_path(path, "\"shared_files\"")] = SharedFileRecord(blob=blob, base=base)
     return Manifest(
         generator_version=_field(generator, "version", str, "\"generator\""),
         declarations=_input_record(_field(inputs, "declarations", dict, "\"inputs\""), "declarations"),
@@ -132,6 +147,7 @@ def _manifest_from_json(document: Any) -> Manifest:
             _relative_path(path, "\"orphaned_kernel_files\"") for path in orphaned
         ),
         custom_class_files=tuple(_relative_path(path, "\"custom_class_files\"") for path in class_files),
+        shared_files=shared_files,
     )
 
 

@@ -89,7 +89,9 @@ def _structural_update(
     return "".join(lines)
 
 
-def _three_way(base: str, current: str, generated: str, removed: tuple[str, ...]) -> MergeResult:
+def three_way_merge(base: str, current: str, generated: str) -> tuple[str, bool]:
+    """The line-based three-way merge of the user's `current` and the generator's `generated`
+    text, both made from `base`: the merged text, and whether it holds conflict markers."""
     merger = merge3.Merge3(
         base.splitlines(keepends=True),
         current.splitlines(keepends=True),
@@ -102,5 +104,9 @@ def _three_way(base: str, current: str, generated: str, removed: tuple[str, ...]
             end_marker=END_MARKER,
         )
     )
-    conflicted = any(region[0] == "conflict" for region in merger.merge_regions())
+    return merged, any(region[0] == "conflict" for region in merger.merge_regions())
+
+
+def _three_way(base: str, current: str, generated: str, removed: tuple[str, ...]) -> MergeResult:
+    merged, conflicted = three_way_merge(base, current, generated)
     return MergeResult(MergeOutcome.CONFLICT if conflicted else MergeOutcome.MERGED, merged, removed)

@@ -1,5 +1,6 @@
-"""Where `generate` may read, write and delete: inside the output and kernel directories, nowhere
-else, whatever the inputs (the manifest and the transaction journal included) say.
+"""Where `generate` may read, write and delete: inside the output and kernel directories (and, in a
+backend project, its root, for the shared files), nowhere else, whatever the inputs (the manifest
+and the transaction journal included) say.
 
 Every path is checked twice: lexically (`..` and absolute paths) and after resolving symlinks, so
 a symlinked `out/native` pointing elsewhere is refused rather than followed.
@@ -41,12 +42,14 @@ class Confinement:
     """`check_confined` for the many files of one run (a full generation checks ~1400), each
     file's directory resolved once (see RealPaths): make one instance per batch of checks.
 
-    Besides the output and kernel directories, a layout that knows the backend YAML lets `adopt`
-    write that file and the tests of adopted ops (Layout.adopted_tests_dir), never delete them."""
+    Besides the output and kernel directories, a backend project's root (its shared files), and
+    a layout that knows the backend YAML lets `adopt` write that file and the tests of adopted
+    ops (Layout.adopted_tests_dir), never delete them."""
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self._roots = [_lexical_and_real(root) for root in (layout.out_dir, layout.kernels_dir)]
+        shared = () if layout.project_root is None else (layout.project_root,)
+        self._roots = [_lexical_and_real(root) for root in (layout.out_dir, layout.kernels_dir, *shared)]
         self._written_only_roots = [] if layout.yaml_path is None else [_lexical_and_real(layout.adopted_tests_dir)]
         self._written_only_files = [] if layout.yaml_path is None else [_lexical_and_real(layout.yaml_path)]
         self._real_paths = RealPaths()
@@ -112,6 +115,9 @@ def check_manifest_paths(manifest: Manifest, layout: Layout, shown: str) -> None
     for relative in (*manifest.kernel_files, *manifest.orphaned_kernel_files, *manifest.custom_class_files):
         if not is_confined(layout.out_dir / relative, layout.kernels_dir):
             raise refuse(relative, '"kernel_files"', "kernel directory")
+    for relative in manifest.shared_files:
+        if layout.project_root is None or not is_confined(layout.out_dir / relative, layout.project_root):
+            raise refuse(relative, '"shared_files"', "backend project")
 
 
 def check_output_directories(layout: Layout) -> None:

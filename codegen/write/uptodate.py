@@ -8,7 +8,8 @@ A run would change nothing when (1) what it would generate is what the manifest 
 - a kernel file holds no unresolved merge and defines each of its kernels
   (`kernel_file_is_current`: the checks of the run's merge, on the same functions);
 - a custom class's scaffold is there (`scaffold_is_missing`);
-- the kernel files left out of the build are still there (else the manifest would change).
+- the kernel files left out of the build are still there (else the manifest would change);
+- a backend project's shared file is there and holds no unresolved merge (write/shared.py).
 (1) is known without generating when the manifest was written by this generator and both inputs
 have the digests it records: generation is deterministic in those. Then the answer is given
 here, before torchgen, Jinja or the declarations parser are imported; anything else (a missing or
@@ -115,6 +116,19 @@ def _check_tree(
         known.verified(relative, read[1])
     if not all(_is_regular(os.path.join(out_dir, relative)) for relative in facts.orphaned_kernel_files):
         return None
+    for relative in facts.shared_files:
+        # A shared file is current, whatever the team made of it, while it holds no unresolved
+        # merge: this generator's text for it is the manifest's (write/shared.py). A missing one
+        # is for the full run to name.
+        path = os.path.join(out_dir, relative)
+        if known.unchanged(relative, path):
+            continue
+        if manifest is None:
+            return None
+        read = _read_regular(path)
+        if read is None or has_conflict_markers(read[0].decode("utf-8", errors="surrogateescape")):
+            return None
+        known.verified(relative, read[1])
     orphaned = tuple(options.out_dir / relative for relative in facts.orphaned_kernel_files)
     if any(scaffold_is_missing(options.out_dir / relative) for relative in facts.custom_class_files):
         return None
@@ -149,12 +163,14 @@ def _confined(facts: ManifestFacts, options: GenerateOptions) -> bool:
     a file elsewhere. Each directory is resolved once; the files themselves are not (an lstat
     each for ~1400 files): `_read_regular` opens them without following a symlink, and the full
     run decides about a file that is one. (The manifest's paths have no `.` or inner `..`.)"""
-    directories = (os.path.realpath(options.out_dir), os.path.realpath(options.kernels_dir))
+    layout = options.layout
+    shared = () if layout.project_root is None else (os.path.realpath(layout.project_root),)
+    directories = (os.path.realpath(options.out_dir), os.path.realpath(options.kernels_dir), *shared)
     out_dir = os.fspath(options.out_dir)
     # The manifest's paths end in a plain name (no `..`, no `.`): a file lies inside an allowed
     # directory when its directory does, so each of the few directories is checked once.
     confined_directories: dict[str, bool] = {}
-    for relative in (*facts.files, *facts.kernel_files, *facts.orphaned_kernel_files):
+    for relative in (*facts.files, *facts.kernel_files, *facts.orphaned_kernel_files, *facts.shared_files):
         if os.path.isabs(relative):
             return False
         directory = relative.rpartition("/")[0]

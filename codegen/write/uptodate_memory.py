@@ -25,6 +25,7 @@ from ..model.manifest import Manifest
 from ..model.outputs import MANIFEST_NAME, GenerateOptions
 from ..paths import MAX_INPUT_BYTES
 from ..resources import (
+    data_dir,
     is_source_checkout,
     package_dir,
     read_private_json,
@@ -32,6 +33,7 @@ from ..resources import (
     user_cache_dir,
     write_private_json,
 )
+from ..runtime_files import copied_from_runtime
 
 _STAMP_FORMAT = 1
 
@@ -39,7 +41,8 @@ _STAMP_FORMAT = 1
 @functools.cache
 def generator_identity() -> str:
     """The version for an installed release; for a source checkout, the version plus a digest of
-    every source and template file, since those change between versions."""
+    every source and template file and of the runtime files projects share, since those change
+    between versions."""
     if not is_source_checkout():
         return __version__
     digest = hashlib.sha256()
@@ -48,6 +51,9 @@ def generator_identity() -> str:
             digest.update(relative.encode() + b"\0")
             with open(path, "rb") as stream:
                 digest.update(stream.read() + b"\0")
+    runtime = data_dir("runtime")  # what projects share, which `generate` keeps current in them
+    for relative in copied_from_runtime(runtime):
+        digest.update(relative.encode() + b"\0" + (runtime / relative).read_bytes() + b"\0")
     return f"{__version__}+source.{digest.hexdigest()[:16]}"
 
 
@@ -129,6 +135,7 @@ class ManifestFacts:
     kernel_files: tuple[str, ...]
     orphaned_kernel_files: tuple[str, ...]
     custom_class_files: tuple[str, ...]
+    shared_files: tuple[str, ...]
     kernels: int
     """How many kernels the manifest's kernel files define, as a full run reports them."""
 
@@ -142,6 +149,7 @@ class ManifestFacts:
             kernel_files=tuple(manifest.kernel_files),
             orphaned_kernel_files=manifest.orphaned_kernel_files,
             custom_class_files=manifest.custom_class_files,
+            shared_files=tuple(manifest.shared_files),
             kernels=manifest.kernel_count,
         )
 
@@ -153,7 +161,7 @@ class ManifestFacts:
         """None unless `document` has exactly the shape to_json writes."""
         if not isinstance(document, dict) or set(document) != set(cls.__dataclass_fields__):
             return None
-        lists = ("files", "kernel_files", "orphaned_kernel_files", "custom_class_files")
+        lists = ("files", "kernel_files", "orphaned_kernel_files", "custom_class_files", "shared_files")
         declarations, yaml, kernels = document["declarations"], document["backend_yaml"], document["kernels"]
         if not (
             all(isinstance(document[name], list) and all(isinstance(item, str) for item in document[name])

@@ -11,25 +11,12 @@ import tempfile
 import types
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from ...errors import ProjectConfigError, SourceLocation
 from ...model import ident
 
 _AUTOLOAD = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 
-
-@dataclass(frozen=True)
-class ProjectNames:
-    device: str
-
-    @property
-    def package(self) -> str:
-        return f"torch_{self.device}"
-
-    @property
-    def autoload_module(self) -> str:
-        return f"_{self.package}_autoload"
 
 
 

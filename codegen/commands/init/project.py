@@ -3,7 +3,7 @@ tests before its author writes a line.
 
 The project has the shape of the reference backend in this repository: its device runtime is
 copied verbatim from runtime/ and its small per-project files are rendered from templates/project/
-(files.py); its backend YAML is the default one or the user's, adapted (project_yaml.py); NAME is
+(emit/project.py); its backend YAML is the default one or the user's, adapted (project_yaml.py); NAME is
 checked by names.py. The generator then runs on the new project, and the kernels of the core
 ops (factories, copies, views) forward to the runtime's implementations.
 
@@ -20,9 +20,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...emit.project import (
+    ProjectLayout,
+    copied_runtime_files,
+    new_project_layout,
+    project_files,
+    render_package_files,
+    setup_command,
+)
 from ...errors import ProjectConfigError, SourceLocation
 from ...model.declarations import DeclarationsFile
 from ...model.outputs import GenerateOptions
+from ...model.project import ProjectNames
 from ...parse.backend_yaml import parse_backend_yaml
 from ...parse.inputs import load_declarations, read_backend_yaml
 from ...parse.installed_torch import find_installed_torch
@@ -32,15 +41,7 @@ from ...write.plan import write_atomically
 from ..generate import run
 from .core_ops import CORE_OPS, fill_core_kernels
 from .examples import filled_example_files
-from .files import (
-    ProjectLayout,
-    copied_runtime_files,
-    new_project_layout,
-    project_files,
-    render_package_files,
-    setup_command,
-)
-from .names import ProjectNames, check_device_name
+from .names import check_device_name
 from .project_yaml import adapt_backend_yaml, default_backend_yaml
 
 __all__ = [
@@ -116,7 +117,7 @@ def _check_target(target: Path, force: bool) -> None:
 def _stage(names: ProjectNames, backend_yaml: str, staging: Path, target: Path) -> None:
     """Write the project into `staging`. Errors name the files where they will end up (`target`);
     the generator's own messages name them relative to the project."""
-    for name, content in project_files(names, backend_yaml).items():
+    for name, content in project_files(names, backend_yaml, find_installed_torch().version).items():
         write_atomically(staging / name, content, shown=str(target / name))
     layout = new_project_layout(names)
     assert layout.yaml_path is not None

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import yaml
 
 from ...emit.render import render
+from ...model.project import ProjectNames
 from ...parse.backend_yaml import parse_backend_yaml
 from ...parse.yaml_nodes import compose_yaml
 from .core_ops import CORE_OPS
@@ -18,7 +19,6 @@ from .examples import (
     EXAMPLE_SCHEMA,
     example_class_op_schema,
 )
-from .names import ProjectNames
 
 
 def default_backend_yaml(names: ProjectNames, extra_ops: Sequence[str]) -> str:

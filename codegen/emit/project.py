@@ -1,18 +1,23 @@
-"""The files of a backend project: the device runtime copied verbatim from runtime/, and the small
-per-project files rendered from templates/project/. Every project and the reference backend share
-this one source of truth (the test suite checks foo's own copies against it)."""
+"""The files of a backend project besides generated/ and its kernels: the device runtime copied
+verbatim from runtime/, and the per-project files rendered from templates/project/. Every
+project and the reference backend share this one source of truth (the test suite checks foo's
+own copies against it).
+
+Which are shared (kept current by `generate`) and which the team's (written once by `init`):
+model/project.py. The shared files depend on the project's names and this release of the tool
+only, never on the installed torch, so any run of one release renders them alike.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ... import __version__
-from ...emit.render import render
-from ...parse.installed_torch import find_installed_torch
-from ...parse.torch_support import torch_support
-from ...resources import data_dir
-from ...runtime_files import copied_from_runtime, project_path
-from .names import ProjectNames
+from .. import __version__
+from ..model.project import ProjectNames
+from ..parse.torch_support import torch_support
+from ..resources import data_dir
+from ..runtime_files import copied_from_runtime, project_path
+from .render import render
 
 # The OpInfo conformance harness's subpackage: its code is copied (runtime_files.py), its
 # expectations file is the project's own.
@@ -115,37 +120,55 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
     }
 
 
-def project_files(names: ProjectNames, backend_yaml: str) -> dict[str, str]:
-    """Every file of a new project except generated/ and kernels/, which the generator writes."""
+def shared_files(names: ProjectNames) -> dict[str, str]:
+    """The shared files of a project (model/project.py), by path relative to its root: what
+    `init` writes and `generate` keeps current."""
     layout = new_project_layout(names)
-    assert layout.yaml_path is not None
-    torch_version = find_installed_torch().version
     context = {
         "device": names.device,
         "package": names.package,
-        "torch_version": torch_version,
         "torch_requirement": torch_support().requirement,
         "torch_legs": torch_support().ci_legs(),
         "generator_version": __version__,
-        "setup_command": setup_command(names, torch_version),
         "scikit_build_core_requirement": SCIKIT_BUILD_CORE_REQUIREMENT,
         "install_project": INSTALL_PROJECT,
     }
-    files = {
+    return {
         **copied_runtime_files(names),
         **render_package_files(names, layout),
-        layout.yaml_path: backend_yaml,
-        "README.md": render("project/README.md.j2", **context),
         f"tests/test_{names.device}.py": render("project/test_backend.py.j2", **context),
         # The driver port's step-by-step checks, named by PORTING.md.
         "tests/test_driver.py": render("project/test_driver.py.j2", **context),
-        f"python/{names.package}/{CONFORMANCE_PACKAGE}/expectations.toml": render(
-            "project/conformance_expectations.toml.j2", **context
-        ),
         f".github/workflows/{names.device}.yml": render("project/ci.yml.j2", **context),
         f".github/workflows/{names.device}-torch-upgrade.yml": render(
             "project/torch_upgrade.yml.j2", **context
         ),
         ".gitignore": render("project/gitignore.j2", **context),
     }
-    return files
+
+
+def team_files(names: ProjectNames, backend_yaml: str, torch_version: str) -> dict[str, str]:
+    """The team's files of a new project (model/project.py): written by `init`, never again.
+    `torch_version`: the installed torch, which the README's set-up command pins."""
+    layout = new_project_layout(names)
+    assert layout.yaml_path is not None
+    context = {
+        "device": names.device,
+        "package": names.package,
+        "torch_version": torch_version,
+        "torch_requirement": torch_support().requirement,
+        "generator_version": __version__,
+        "setup_command": setup_command(names, torch_version),
+    }
+    return {
+        layout.yaml_path: backend_yaml,
+        "README.md": render("project/README.md.j2", **context),
+        f"python/{names.package}/{CONFORMANCE_PACKAGE}/expectations.toml": render(
+            "project/conformance_expectations.toml.j2", **context
+        ),
+    }
+
+
+def project_files(names: ProjectNames, backend_yaml: str, torch_version: str) -> dict[str, str]:
+    """Every file of a new project except generated/ and kernels/, which the generator writes."""
+    return {**shared_files(names), **team_files(names, backend_yaml, torch_version)}
