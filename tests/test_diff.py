@@ -13,8 +13,10 @@ from scaffold_testing import REPO, TESTS, fake_torch_installation, run_cli_proce
 
 from scaffold_backend.commands.diff import ChangeKind, FlagChange, diff_declarations
 from scaffold_backend.commands.diff_report import flags_text, schema_change_texts
+from scaffold_backend.errors import ProjectConfigError
 from scaffold_backend.model.declarations import DeclarationsFile
 from scaffold_backend.parse.inputs import load_declarations
+from scaffold_backend.parse.torch_support import torch_support
 
 SCALED_MM_V2_FAMILY = {"_scaled_mm_v2", "_scaled_mm_v2.out", "_scaled_grouped_mm_v2"}
 
@@ -252,3 +254,27 @@ def test_markdown_report_of_a_synthetic_worst_case_still_fits(tmp_path: Path) ->
     assert report.returncode == 0, report.stderr
     assert len(report.stdout) < PR_LIMIT
     assert report.stdout.endswith("_The report is cut here to fit a pull request; `--format json` has every change._\n")
+
+
+def test_a_release_newer_than_the_tool_knows_is_reported_and_refused_with_what_to_do(tmp_path: Path) -> None:
+    """A torch the tool has never seen (2.99 here: 2.15.0's header plus an op backends must
+    register): `diff` reports it against the newest supported release; `init`/`generate` would stop
+    with the supported range and what to do (the check both call)."""
+    newest = fake_torch_installation(tmp_path / "newest", "2.15.0")
+    unknown = fake_torch_installation(tmp_path / "unknown", "2.15.0")
+    header = unknown / "include" / "ATen" / "RegistrationDeclarations.h"
+    header.write_text(
+        header.read_text()
+        + 'at::Tensor _future_op(const at::Tensor & self); // {"schema": "aten::_future_op(Tensor self) -> Tensor", '
+        '"dispatch": "True", "default": "False"}\n'
+    )
+    (unknown / "version.py").write_text("__version__ = '2.99.0'\n")
+    report = run_cli_process(["diff", str(newest), str(unknown), "--yaml", str(REPO / "yaml" / "foo.yaml")], tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "(torch 2.99.0)" in report.stdout and "1 added (1 required)" in report.stdout
+    assert "_future_op: new op that backends must register" in report.stdout
+    with pytest.raises(ProjectConfigError) as refused:
+        torch_support().check("2.99.0")
+    message = refused.value
+    assert "torch 2.99.0 is installed, but the backends scaffold-backend generates support torch>=2.11," in str(message)
+    assert "pip install --upgrade scaffold-backend" in (message.hint or "")

@@ -515,12 +515,41 @@ def test_ci_workflows_cover_the_supported_range_with_the_default_wheel() -> None
     )
     assert steps["Build"]["run"] == "pip install --no-build-isolation '.[test]'"  # with pytest, expecttest
     upgrade = yaml.safe_load(files[".github/workflows/bar-torch-upgrade.yml"])
-    assert requirement in upgrade[True]["workflow_dispatch"]["inputs"]["torch_version"]["description"]
+    assert upgrade[True]["workflow_dispatch"]["inputs"]["torch_version"]["required"] is False  # newest
+    assert upgrade[True]["schedule"]  # the weekly canary
     upgrade_steps = {step.get("name"): step for step in upgrade["jobs"]["upgrade"]["steps"]}
     assert "generated/scaffold_manifest.json" in upgrade_steps["Install the current torch and the generator"]["run"]
-    assert upgrade_steps["Upgrade torch"]["run"] == 'pip install "torch==${{ inputs.torch_version }}"'
+    checkout = next(step for step in upgrade["jobs"]["upgrade"]["steps"] if step.get("uses") == "actions/checkout@v4")
+    assert checkout["with"] == {"fetch-depth": 0}  # shared files' merge bases
     for text in (files[".github/workflows/bar.yml"], files[".github/workflows/bar-torch-upgrade.yml"]):
         assert "\n\n        " not in text  # no stray blank lines inside steps
+
+
+@pytest.mark.parametrize(
+    ("torch_version", "takes_the_newest_tool"),
+    [("2.15.0", False), ("2.11.0", False), ("2.16.0", True), ("2.16", True), ("3.0.1", True)],
+)
+def test_the_upgrade_takes_the_newest_tool_only_for_a_torch_outside_the_projects_range(
+    tmp_path: Path, torch_version: str, takes_the_newest_tool: bool
+) -> None:
+    """The upgrade workflow's step, run by bash as the workflow would, with `pip` and the tool
+    replaced by functions that say what they were asked (nothing is installed)."""
+    files = project_files(ProjectNames("bar"), "backend: PrivateUse1\n", "2.15.0")
+    upgrade = yaml.safe_load(files[".github/workflows/bar-torch-upgrade.yml"])
+    steps = {step.get("name"): step for step in upgrade["jobs"]["upgrade"]["steps"]}
+    script = steps["Upgrade torch, and the generator where the project's does not support it"]["run"]
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "torch-requirement.txt").write_text(files["cmake/torch-requirement.txt"])
+    (tmp_path / "torch-version").write_text(torch_version + "\n")
+    stand_ins = 'pip() { echo "pip $*"; }; scaffold-backend() { :; }\n'
+    ran = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", stand_ins + script],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+        env=dict(os.environ, RUNNER_TEMP=str(tmp_path), SCAFFOLD_BACKEND_UPGRADE="scaffold-backend"),
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert f"pip install torch=={torch_version}\n" in ran.stdout
+    assert ("pip install --upgrade scaffold-backend\n" in ran.stdout) is takes_the_newest_tool
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,14 @@ manifest record say the tool last wrote that text, as a project made by that rel
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from scaffold_testing import run_cli_process
+from scaffold_testing import REPO, run_cli_process
 
 from scaffold_backend.model.manifest import git_blob_id
 
@@ -210,3 +212,64 @@ def test_the_teams_own_files_are_never_touched(made: Path, project: Path) -> Non
     assert process.returncode == 0, process.stderr
     assert readme.read_text() == "# Our backend\n"
     assert (project / "csrc" / "device" / "ours.cpp").read_text() == "// our own component\n"
+
+
+RELEASE_0_1 = "6ea7b30"
+"""This repository's main when scaffold-backend 0.1.0 was its version: the tool that made every
+project before shared files were kept current."""
+
+
+@pytest.mark.slow
+def test_a_project_made_by_0_1_follows_this_release_with_one_generate(made: Path, tmp_path: Path) -> None:
+    """0.1.0 makes a project (on this torch: its range widened to take it); the team commits it,
+    then edits a kernel, a runtime file and the package's pyproject.toml. One `generate` of this
+    release brings every shared file to this release's text, each edit kept in place."""
+    old = tmp_path / "scaffold-backend-0.1"
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", RELEASE_0_1, "codegen", "templates", "runtime"],
+        capture_output=True, check=False,
+    )
+    if archive.returncode != 0:
+        pytest.skip(f"no git history of {RELEASE_0_1} here: {archive.stderr.decode().strip()}")
+    old.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
+    requirement = old / "runtime" / "cmake" / "torch-requirement.txt"
+    requirement.write_text(requirement.read_text().replace("<2.15", "<2.99"))
+    (old / "path").mkdir()
+    (old / "path" / "scaffold_backend").symlink_to(old / "codegen")
+    environment = dict(os.environ, PYTHONPATH=str(old / "path"))
+    command = [sys.executable, "-m", "scaffold_backend.commands.entry"]
+    version = subprocess.run([*command, "--version"], capture_output=True, text=True, env=environment, check=True)
+    assert version.stdout.strip().endswith("0.1.0"), version.stdout
+    made_by_old = subprocess.run([*command, "init", "acme"], cwd=tmp_path, capture_output=True, text=True,
+                                 env=environment, check=False)
+    assert made_by_old.returncode == 0, made_by_old.stderr
+    project = tmp_path / "acme"
+    assert "shared_files" not in manifest(project)
+    commit(project, "scaffold-backend init acme")
+    edits = {
+        "kernels/as_strided.cpp": ("  return scaffold::runtime::as_strided(", "  // Ours: views stay on the device.\n"),
+        "csrc/memory/allocator.cpp": ("", "// Ours: our SDK's allocator goes here.\n"),
+        "pyproject.toml": ("[project.optional-dependencies]", "# Ours: the SDK's wheel comes from our index.\n"),
+    }
+    for relative, (before, line) in edits.items():
+        path = project / relative
+        text = path.read_text()
+        at = text.index(before)
+        path.write_text(text[:at] + line + text[at:])
+    commit(project, "Our edits")
+
+    process = generate(project)
+    assert process.returncode == 0, process.stderr
+    records = manifest(project)["shared_files"]
+    assert records.keys() == manifest(made)["shared_files"].keys()
+    for key in records:
+        relative = key.removeprefix("../")
+        expected = (made / relative).read_text()
+        if relative in edits:
+            before, line = edits[relative]
+            at = expected.index(before)
+            expected = expected[:at] + line + expected[at:]
+        assert (project / relative).read_text() == expected, relative
+    kernel = (project / "kernels" / "as_strided.cpp").read_text()
+    assert "  // Ours: views stay on the device.\n  return scaffold::runtime::as_strided(" in kernel

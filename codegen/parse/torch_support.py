@@ -1,10 +1,11 @@
 """The torch releases a generated backend supports, stated once.
 
-`runtime/cmake/torch-requirement.txt` holds one requirement line (`torch>=2.11,<2.15`). The
-runtime's CMake reads it to refuse an unsupported torch before compiling anything, this
-package's pyproject.toml reads it as its torch dependency, `init` writes it into new projects
-(their pyproject and CI matrix), and `generate` and `init` check the installed torch against it
-here: outside the range the kernels would not compile, so they stop with one line instead.
+`runtime/cmake/torch-requirement.txt` holds one requirement line (`torch>=2.11,<2.16`). The
+runtime's CMake reads it to refuse an unsupported torch before compiling anything, `init` writes
+it into new projects (their pyproject and CI matrix), and `generate` and `init` check the
+installed torch against it here: outside the range the kernels would not compile, so they stop
+with one line instead. The generator's own dependency on torch has no bound
+(codegen/requirements.txt): installing the tool never replaces a user's torch.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class CiLeg:
 @dataclass(frozen=True)
 class TorchSupport:
     requirement: str
-    """The requirement line as written, e.g. `torch>=2.11,<2.15`."""
+    """The requirement line as written, e.g. `torch>=2.11,<2.16`."""
     lowest: tuple[int, int]
     """The lowest supported minor release, e.g. (2, 11)."""
     below: tuple[int, int]
@@ -63,13 +64,24 @@ class TorchSupport:
         return self.lowest <= _minor(version) < self.below
 
     def check(self, version: str) -> None:
-        if not self.supports(version):
-            raise ProjectConfigError(
-                f"torch {version} is installed, but the backends scaffold-backend generates "
-                f"support {self.requirement}",
-                location=SourceLocation(_requirement_path_text()),
-                hint=f"install a supported torch, e.g. pip install 'torch=={self.minor_releases[-1]}.*'",
+        if self.supports(version):
+            return
+        newest = self.minor_releases[-1]
+        if _minor(version) >= self.below:
+            hint = (
+                f"torch {'.'.join(map(str, _minor(version)))} is newer than this scaffold-backend "
+                "knows: `pip install --upgrade scaffold-backend` takes a release that supports it "
+                "if there is one; `scaffold-backend diff` shows what it changes for your backend; "
+                f"or stay on pip install 'torch=={newest}.*'"
             )
+        else:
+            hint = f"install a supported torch, e.g. pip install 'torch=={newest}.*'"
+        raise ProjectConfigError(
+            f"torch {version} is installed, but the backends scaffold-backend generates "
+            f"support {self.requirement}",
+            location=SourceLocation(_requirement_path_text()),
+            hint=hint,
+        )
 
 
 def _requirement_path_text() -> str:
