@@ -16,7 +16,9 @@ graph's Triton kernels are launched: the runtime translates the device
 pointers (not dereferenceable: memory protection) to the host view, the way
 its own kernels reach device memory, and the kernel runs on the stream's
 worker. A hardware team replaces :class:`DeviceScheduling` (and the kernel
-call below) with its own code generator, e.g. Triton.
+call below) with its own code generator, e.g. Triton. Inductor's C++ wrapper
+(``cpp_wrapper=True``) does the same through the runtime's C ABI
+(``_cpp_wrapper.py``).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def register(device_name: str) -> None:
         for index in range(interface.device_count()):
             register_interface_for_device(f"{device_name}:{index}", interface)
         register_device_op_overrides(device_name, _device_op_overrides(device_name))
+        _name_the_aten_device_type(device_name)
         _treat_as_cpp_codegen_nodes(device_name)
         _answer_kernel_language(device_name)
         register_backend_for_device(
@@ -79,6 +82,15 @@ def register(device_name: str) -> None:
         )
         _key_cached_graphs_on_this_module(device_name)
         _registered.add(device_name)
+
+
+def _name_the_aten_device_type(device_name: str) -> None:
+    """Before torch 2.15, the C++ wrapper reads a device's ATen device type from a table."""
+    from torch._inductor.codegen import cpp_utils
+
+    table = getattr(cpp_utils, "DEVICE_TO_ATEN", None)
+    if isinstance(table, dict):
+        table[device_name] = "at::kPrivateUse1"
 
 
 def _key_cached_graphs_on_this_module(device_name: str) -> None:
@@ -97,17 +109,25 @@ def _key_cached_graphs_on_this_module(device_name: str) -> None:
 
     # Read once (the key is computed at every compile). The device's kernels are written for its
     # compute threads (DeviceScheduling), which the key must cover as Inductor's covers the CPU's.
+    from . import _cpp_wrapper
+
     files = (__file__, _convolution_layout.__file__)
     version = get_hash_for_files(files) + f" threads {device_compute_threads(device_name)}".encode()
+    # The C++ wrapper's code (its ABI's declaration included), under a key of its own.
+    cpp_wrapper_version = get_hash_for_files((_cpp_wrapper.__file__,))
 
     class WrapperCodeVersion(CustomGraphModulePass):
+        def __init__(self, version: bytes) -> None:
+            self.version = version
+
         def __call__(self, gm: torch.fx.GraphModule) -> None:
             return None
 
         def uuid(self) -> bytes:
-            return version
+            return self.version
 
-    custom_backend_passes[f"{device_name} wrapper code"] = WrapperCodeVersion()
+    custom_backend_passes[f"{device_name} wrapper code"] = WrapperCodeVersion(version)
+    custom_backend_passes[f"{device_name} C++ wrapper code"] = WrapperCodeVersion(cpp_wrapper_version)
 
 
 def compile_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
@@ -193,12 +213,13 @@ def _codegen_classes(device_name: str) -> dict[str, Any]:
 
 def _make_codegen_classes(device_name: str) -> dict[str, Any]:
     from torch._inductor.codegen.cpp import CppScheduling
-    from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
     from torch._inductor.codegen.wrapper import (
         PythonWrapperCodegen,
         SubgraphPythonWrapperCodegen,
     )
     from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
+
+    from ._cpp_wrapper import make_cpp_wrapper_codegen
 
     class DeviceScheduling(CppScheduling):
         """Inductor's C++ (OpenMP + vectorized) kernels, for device memory, written for the
@@ -269,21 +290,10 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
                 )
             return DeviceWrapperCodegen()  # type: ignore[no-untyped-call]
 
-    class DeviceCppWrapperCodegen(CppWrapperCpu):
-        """Not supported: the C++ wrapper (cpp_wrapper=True, AOTInductor) would
-        hand kernels device pointers."""
-
-        @classmethod
-        def create(cls, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError(
-                f"Inductor's C++ wrapper (cpp_wrapper, AOTInductor) is not supported "
-                f"on the '{device_name}' device; use the default Python wrapper"
-            )
-
     return {
         "Scheduling": DeviceScheduling,
         "PythonWrapperCodegen": DeviceWrapperCodegen,
-        "CppWrapperCodegen": DeviceCppWrapperCodegen,
+        "CppWrapperCodegen": make_cpp_wrapper_codegen(device_name),
         "WrapperFxCodegen": WrapperFxCodegen,
     }
 
@@ -365,6 +375,10 @@ def _device_op_overrides(device_name: str) -> Any:
 
         def cpp_kernel_type(self) -> str:
             return "void*"
+
+        def aten_device_type(self) -> str:
+            # The C++ wrapper's device (torch >= 2.15 asks here; older releases read DEVICE_TO_ATEN).
+            return "at::kPrivateUse1"
 
     return DeviceOps()
 
