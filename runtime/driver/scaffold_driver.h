@@ -41,10 +41,17 @@ typedef enum drvError {
   drvErrorForkedProcess = 7, /* device used in a child forked after first use */
   drvErrorNotSupported = 8, /* this driver does not offer the feature */
   drvErrorConfiguration = 9, /* malformed environment configuration */
+  /* Not permitted on a stream being captured (a host synchronisation, a copy
+     to or from host memory, an event): the capture is invalidated. */
+  drvErrorStreamCaptureUnsupported = 10,
+  /* The capture was invalidated by an earlier error; end it and start over. */
+  drvErrorStreamCaptureInvalidated = 11,
 } drvError_t;
 
 typedef struct drvStream_st* drvStream_t;
 typedef struct drvEvent_st* drvEvent_t;
+typedef struct drvGraph_st* drvGraph_t; /* captured work (cudaGraph_t) */
+typedef struct drvGraphExec_st* drvGraphExec_t; /* instantiated, replayable (cudaGraphExec_t) */
 
 typedef enum drvMemcpyKind {
   drvMemcpyHostToDevice = 0,
@@ -78,7 +85,8 @@ drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device);
 drvError_t drvDeviceSynchronize(void);
 /* 1 when every stream runs synchronously (SCAFFOLD_LAUNCH_BLOCKING=1): work
    enqueued on a stream, drvLaunchHostFunc's included, has run when the call
-   returns. The runtime relies on it (launch.h keeps such work on its stack). */
+   returns (except on a stream being captured: see Graphs). The runtime
+   relies on it (launch.h keeps such work on its stack). */
 drvError_t drvGetLaunchBlocking(int* blocking);
 
 /* ---- Device memory ------------------------------------------------------ */
@@ -156,6 +164,47 @@ drvError_t drvEventQuery(drvEvent_t event);
 drvError_t drvEventSynchronize(drvEvent_t event);
 /* Milliseconds between two completed records of timing events. */
 drvError_t drvEventElapsedTime(float* ms, drvEvent_t start, drvEvent_t end);
+
+/* ---- Graphs (optional: device graphs, torch.accelerator.Graph) ---------------
+ * Stream capture, as CUDA's: between drvStreamBeginCapture and
+ * drvStreamEndCapture, work enqueued on the stream (drvLaunchHostFunc,
+ * drvMemcpyAsync between device addresses, drvMemsetAsync) is recorded in
+ * order into a graph instead of running, by whichever thread enqueues it.
+ * A recorded host function's user data must stay valid until every graph
+ * and executable graph holding it is destroyed and their replays have run:
+ * the caller owns it. On a capturing stream, drvStreamSynchronize,
+ * drvStreamQuery, events and copies to or from host memory fail with
+ * drvErrorStreamCaptureUnsupported and invalidate the capture, as does
+ * drvDeviceSynchronize on a device with a capturing stream; the stream
+ * itself stays usable, and drvStreamEndCapture then reports
+ * drvErrorStreamCaptureInvalidated. drvGraphLaunch enqueues all of an
+ * executable graph's work on a stream with one call. A driver without
+ * graphs returns drvErrorNotSupported from drvStreamBeginCapture (and may
+ * from all of these): torch's graph APIs then raise. */
+typedef enum drvStreamCaptureStatus {
+  drvStreamCaptureStatusNone = 0,
+  drvStreamCaptureStatusActive = 1,
+  drvStreamCaptureStatusInvalidated = 2, /* an error invalidated it; end it */
+} drvStreamCaptureStatus;
+
+drvError_t drvStreamBeginCapture(drvStream_t stream);
+/* Ends the capture (the stream runs its work again) and hands over the
+ * graph; *graph is null and drvErrorStreamCaptureInvalidated returned when
+ * the capture was invalidated. */
+drvError_t drvStreamEndCapture(drvStream_t stream, drvGraph_t* graph);
+drvError_t drvStreamGetCaptureStatus(drvStream_t stream, drvStreamCaptureStatus* status);
+/* How many pieces of work the graph holds. */
+drvError_t drvGraphGetNodeCount(drvGraph_t graph, size_t* count);
+/* Writes a description of the graph (Graphviz dot) to `path`. */
+drvError_t drvGraphDebugDotPrint(drvGraph_t graph, const char* path);
+drvError_t drvGraphDestroy(drvGraph_t graph);
+/* An executable graph of `graph`'s work; independent of `graph` afterwards. */
+drvError_t drvGraphInstantiate(drvGraphExec_t* exec, drvGraph_t graph);
+/* Enqueues the graph's work on `stream` (a stream of the graph's device),
+ * after the work enqueued there before; may return before it runs. */
+drvError_t drvGraphLaunch(drvGraphExec_t exec, drvStream_t stream);
+/* Safe with replays pending: they still run. */
+drvError_t drvGraphExecDestroy(drvGraphExec_t exec);
 
 /* ---- Activity tracing (optional: what a profiler needs) -------------------- */
 /* While enabled, the driver times every piece of work that runs on a stream

@@ -89,6 +89,9 @@ class HostWait {
 // Streams (simulated_streams.cpp).
 // Waits for every stream of `device`.
 drvError_t synchronize_device(int device);
+// drvErrorStreamCaptureUnsupported when a stream of `device` is being
+// captured (its capture is invalidated): `what` synchronises with the host.
+drvError_t refuse_if_device_captured(int device, const char* what);
 
 // Memory (simulated_memory.cpp): the host address of [device_ptr, +size),
 // or nullptr when that is not device memory.

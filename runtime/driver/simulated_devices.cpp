@@ -168,6 +168,8 @@ const char* drvGetErrorName(drvError_t error) {
     case drvErrorForkedProcess: return "drvErrorForkedProcess";
     case drvErrorNotSupported: return "drvErrorNotSupported";
     case drvErrorConfiguration: return "drvErrorConfiguration";
+    case drvErrorStreamCaptureUnsupported: return "drvErrorStreamCaptureUnsupported";
+    case drvErrorStreamCaptureInvalidated: return "drvErrorStreamCaptureInvalidated";
   }
   return "unknown driver error";
 }
@@ -220,6 +222,9 @@ drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device) {
 }
 
 drvError_t drvDeviceSynchronize(void) {
+  if (drvError_t status = refuse_if_device_captured(t_current_device, "drvDeviceSynchronize"); status != drvSuccess) {
+    return status;
+  }
   return synchronize_device(t_current_device);
 }
 

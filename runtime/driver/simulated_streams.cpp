@@ -12,10 +12,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -142,6 +144,21 @@ inline void cpu_relax() {
 
 using scaffold::driver::Work;
 
+// A capture's recorded work, in enqueue order (every stream runs its work in
+// order, so a chain is the whole dependency graph of one-stream capture).
+struct drvGraph_st {
+  int device = 0;
+  std::vector<Work> nodes;
+  // Set by the first call a capture does not permit (its message): the
+  // capture then records nothing more and ends without a graph.
+  std::string invalidated;
+};
+
+struct drvGraphExec_st {
+  int device = 0;
+  std::vector<Work> nodes;
+};
+
 // Handles are the structs the C API names; their state is shared with the
 // work that refers to them, so destroying a handle with work still queued is
 // safe.
@@ -183,6 +200,11 @@ struct drvStream_st {
   std::atomic<uint64_t> sync_target{scaffold::driver::kNoSyncTarget};
   std::vector<uint64_t> sync_targets; // every sleeper's, under `mutex`
   std::thread worker;
+  // The graph work enqueued on this stream is recorded into while it is
+  // captured (drvStreamBeginCapture); set and read under `mutex`, and
+  // `capturing` mirrors it for the lock-free check of every enqueue.
+  drvGraph_st* capture = nullptr;
+  std::atomic<bool> capturing{false};
 
   // Called with `mutex` held.
   void push(Work&& work) {
@@ -469,8 +491,53 @@ inline Work host_function(void (*fn)(void*), void* user_data) {
   return work;
 }
 
+// Called with stream->mutex held on a captured stream: the capture ends
+// without a graph, for the reason `message` (the first one is kept).
+drvError_t invalidate_capture(drvStream_t stream, const std::string& message) {
+  if (stream->capture->invalidated.empty()) {
+    stream->capture->invalidated = message;
+  }
+  return fail(drvErrorStreamCaptureUnsupported, message + " (the stream is being captured into a graph: the capture is invalidated)");
+}
+
+// True when `stream` is captured; then `work` was recorded (or refused:
+// `*status`) instead of enqueued.
+bool record_if_captured(drvStream_t stream, Work& work, drvError_t* status) {
+  if (!stream->capturing.load(std::memory_order_acquire)) {
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->capture == nullptr) {
+    return false; // the capture ended meanwhile
+  }
+  if (!stream->capture->invalidated.empty()) {
+    *status = fail(drvErrorStreamCaptureInvalidated, "the stream's capture was invalidated by an earlier error: " + stream->capture->invalidated);
+    return true;
+  }
+  switch (work.kind) {
+    case WorkKind::HostFunction:
+    case WorkKind::Set:
+      break;
+    case WorkKind::Copy:
+      if (work.copy_kind != drvMemcpyDeviceToDevice) {
+        // The host memory may be gone, or hold other values, at a replay.
+        *status = invalidate_capture(stream, "drvMemcpyAsync: a copy to or from host memory cannot be captured");
+        return true;
+      }
+      break;
+    case WorkKind::RecordEvent:
+    case WorkKind::WaitEvent:
+      *status = invalidate_capture(stream, "events cannot be recorded or waited for on a captured stream by this driver");
+      return true;
+  }
+  stream->capture->nodes.push_back(std::move(work));
+  *status = drvSuccess;
+  return true;
+}
+
 // Runs `work` on `stream` (null: current device's default) after the work
-// enqueued before it; inline when launch blocking.
+// enqueued before it; inline when launch blocking; recorded when the stream
+// is captured.
 drvError_t enqueue(drvStream_t stream, Work&& work) {
   static const bool blocking = config().launch_blocking;
   if (blocking) {
@@ -479,6 +546,9 @@ drvError_t enqueue(drvStream_t stream, Work&& work) {
     // synchronisations see it idle without a lock taken per launch.
     if (drvError_t status = resolve(&stream); status != drvSuccess) {
       return status;
+    }
+    if (drvError_t captured = drvSuccess; record_if_captured(stream, work, &captured)) {
+      return captured;
     }
     stamp(work);
     const uint64_t ran = work.run_traced(stream, stream->device);
@@ -493,6 +563,9 @@ drvError_t enqueue(drvStream_t stream, Work&& work) {
   if (drvError_t status = resolve(&stream); status != drvSuccess) {
     return status;
   }
+  if (drvError_t captured = drvSuccess; record_if_captured(stream, work, &captured)) {
+    return captured;
+  }
   stamp(work);
   bool wake = false;
   {
@@ -506,6 +579,41 @@ drvError_t enqueue(drvStream_t stream, Work&& work) {
   return drvSuccess;
 }
 
+// drvErrorStreamCaptureUnsupported, invalidating the capture, when `stream`
+// is captured: `what` (a synchronisation) would wait for work that is only
+// recorded.
+drvError_t refuse_if_captured(drvStream_t stream, const char* what) {
+  if (!stream->capturing.load(std::memory_order_acquire)) {
+    return drvSuccess;
+  }
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->capture == nullptr) {
+    return drvSuccess;
+  }
+  return invalidate_capture(stream, std::string(what) + " synchronises with the host");
+}
+
+drvError_t refuse_if_device_captured(int device, const char* what) {
+  if (drvError_t status = check_device(device); status != drvSuccess) {
+    return status;
+  }
+  DeviceStreams& streams = device_streams(device);
+  std::vector<drvStream_t> live;
+  {
+    std::lock_guard<std::mutex> lock(streams.mutex);
+    live = streams.live;
+  }
+  drvError_t result = drvSuccess;
+  for (drvStream_t stream : live) {
+    if (drvError_t status = refuse_if_captured(stream, what); status != drvSuccess) {
+      result = status;
+    }
+  }
+  return result;
+}
+
+// Captured streams have no queued work of their own to wait for: what was
+// enqueued before the capture began completes as usual.
 drvError_t synchronize_device(int device) {
   if (drvError_t status = check_not_forked(); status != drvSuccess) {
     return status;
@@ -618,6 +726,9 @@ drvError_t drvStreamDestroy(drvStream_t stream) {
   if (stream == nullptr || stream->is_default) {
     return fail(drvErrorInvalidHandle, "drvStreamDestroy: the default stream cannot be destroyed");
   }
+  if (stream->capturing.load(std::memory_order_acquire)) {
+    return fail(drvErrorInvalidValue, "drvStreamDestroy: the stream is being captured; end the capture first");
+  }
   stream->synchronize();
   {
     DeviceStreams& streams = device_streams(stream->device);
@@ -648,6 +759,9 @@ drvError_t drvStreamQuery(drvStream_t stream) {
   if (drvError_t status = resolve(&stream); status != drvSuccess) {
     return status;
   }
+  if (drvError_t status = refuse_if_captured(stream, "drvStreamQuery"); status != drvSuccess) {
+    return status;
+  }
   std::lock_guard<std::mutex> lock(stream->mutex);
   return stream->completed.load(std::memory_order_acquire) == stream->enqueued ? drvSuccess : drvErrorNotReady;
 }
@@ -657,6 +771,9 @@ drvError_t drvStreamSynchronize(drvStream_t stream) {
     return status;
   }
   if (drvError_t status = resolve(&stream); status != drvSuccess) {
+    return status;
+  }
+  if (drvError_t status = refuse_if_captured(stream, "drvStreamSynchronize"); status != drvSuccess) {
     return status;
   }
   stream->synchronize();
@@ -781,6 +898,158 @@ drvError_t drvEventElapsedTime(float* ms, drvEvent_t start, drvEvent_t end) {
     times[i] = state.completed_at;
   }
   *ms = std::chrono::duration<float, std::milli>(times[1] - times[0]).count();
+  return drvSuccess;
+}
+
+drvError_t drvStreamBeginCapture(drvStream_t stream) {
+  if (drvError_t status = check_not_forked(); status != drvSuccess) {
+    return status;
+  }
+  if (drvError_t status = resolve(&stream); status != drvSuccess) {
+    return status;
+  }
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->capture != nullptr) {
+    return fail(drvErrorInvalidValue, "drvStreamBeginCapture: the stream is already being captured");
+  }
+  stream->capture = new drvGraph_st();
+  stream->capture->device = stream->device;
+  stream->capturing.store(true, std::memory_order_release);
+  return drvSuccess;
+}
+
+drvError_t drvStreamEndCapture(drvStream_t stream, drvGraph_t* graph) {
+  if (graph == nullptr) {
+    return fail(drvErrorInvalidValue, "drvStreamEndCapture: null output");
+  }
+  *graph = nullptr;
+  if (drvError_t status = resolve(&stream); status != drvSuccess) {
+    return status;
+  }
+  std::unique_ptr<drvGraph_st> captured;
+  {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    if (stream->capture == nullptr) {
+      return fail(drvErrorInvalidValue, "drvStreamEndCapture: the stream is not being captured");
+    }
+    captured.reset(stream->capture);
+    stream->capture = nullptr;
+    stream->capturing.store(false, std::memory_order_release);
+  }
+  if (!captured->invalidated.empty()) {
+    return fail(drvErrorStreamCaptureInvalidated, "the capture was invalidated: " + captured->invalidated);
+  }
+  *graph = captured.release();
+  return drvSuccess;
+}
+
+drvError_t drvStreamGetCaptureStatus(drvStream_t stream, drvStreamCaptureStatus* status) {
+  if (status == nullptr) {
+    return fail(drvErrorInvalidValue, "drvStreamGetCaptureStatus: null output");
+  }
+  if (drvError_t resolved = resolve(&stream); resolved != drvSuccess) {
+    return resolved;
+  }
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  *status = stream->capture == nullptr ? drvStreamCaptureStatusNone
+      : stream->capture->invalidated.empty() ? drvStreamCaptureStatusActive
+                                             : drvStreamCaptureStatusInvalidated;
+  return drvSuccess;
+}
+
+drvError_t drvGraphGetNodeCount(drvGraph_t graph, size_t* count) {
+  if (graph == nullptr || count == nullptr) {
+    return fail(drvErrorInvalidValue, "drvGraphGetNodeCount: null argument");
+  }
+  *count = graph->nodes.size();
+  return drvSuccess;
+}
+
+drvError_t drvGraphDebugDotPrint(drvGraph_t graph, const char* path) {
+  if (graph == nullptr || path == nullptr) {
+    return fail(drvErrorInvalidValue, "drvGraphDebugDotPrint: null argument");
+  }
+  std::FILE* file = std::fopen(path, "w");
+  if (file == nullptr) {
+    return fail_os("fopen (drvGraphDebugDotPrint)");
+  }
+  std::fprintf(file, "digraph device_graph {\n  label=\"device %d: %zu nodes\";\n", graph->device, graph->nodes.size());
+  for (size_t i = 0; i < graph->nodes.size(); ++i) {
+    const Work& node = graph->nodes[i];
+    const char* kind = node.kind == WorkKind::HostFunction ? "kernel" : node.kind == WorkKind::Copy ? "memcpy DtoD" : "memset";
+    std::fprintf(file, "  n%zu [label=\"%zu: %s", i, i, kind);
+    if (node.kind != WorkKind::HostFunction) {
+      std::fprintf(file, " %zu bytes", node.size);
+    }
+    std::fprintf(file, "\"];\n");
+    if (i > 0) {
+      std::fprintf(file, "  n%zu -> n%zu;\n", i - 1, i);
+    }
+  }
+  std::fprintf(file, "}\n");
+  return std::fclose(file) == 0 ? drvSuccess : fail_os("fclose (drvGraphDebugDotPrint)");
+}
+
+drvError_t drvGraphDestroy(drvGraph_t graph) {
+  delete graph;
+  return drvSuccess;
+}
+
+drvError_t drvGraphInstantiate(drvGraphExec_t* exec, drvGraph_t graph) {
+  if (exec == nullptr || graph == nullptr) {
+    return fail(drvErrorInvalidValue, "drvGraphInstantiate: null argument");
+  }
+  *exec = new drvGraphExec_st{graph->device, graph->nodes};
+  return drvSuccess;
+}
+
+drvError_t drvGraphLaunch(drvGraphExec_t exec, drvStream_t stream) {
+  if (exec == nullptr) {
+    return fail(drvErrorInvalidHandle, "drvGraphLaunch: null graph");
+  }
+  if (drvError_t status = check_not_forked(); status != drvSuccess) {
+    return status;
+  }
+  if (drvError_t status = resolve(&stream); status != drvSuccess) {
+    return status;
+  }
+  if (stream->device != exec->device) {
+    return fail(drvErrorInvalidValue, "drvGraphLaunch: the graph was captured on device " + std::to_string(exec->device) +
+        ", the stream is on device " + std::to_string(stream->device));
+  }
+  if (stream->capturing.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    if (stream->capture != nullptr) {
+      return invalidate_capture(stream, "drvGraphLaunch: launching a graph");
+    }
+  }
+  if (config().launch_blocking) {
+    for (Work node : exec->nodes) {
+      stamp(node);
+      add_busy_time(stream->device, node.run_traced(stream, stream->device));
+    }
+    return drvSuccess;
+  }
+  // All of the graph's work in one locked step: a replay costs the host one
+  // call, however many kernels the graph holds.
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    for (const Work& node : exec->nodes) {
+      Work copy = node;
+      stamp(copy);
+      stream->push(std::move(copy));
+    }
+    wake = stream->worker_sleeping;
+  }
+  if (wake) {
+    stream->work_ready.notify_one();
+  }
+  return drvSuccess;
+}
+
+drvError_t drvGraphExecDestroy(drvGraphExec_t exec) {
+  delete exec; // queued replays hold copies of its work
   return drvSuccess;
 }
 

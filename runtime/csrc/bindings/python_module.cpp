@@ -22,6 +22,7 @@
 #include "allocator.h"
 #include "blocking_wait.h"
 #include "device.h"
+#include "device_graph.h"
 #include "generator.h"
 #include "python_memory.h"
 #include "registration.h"
@@ -347,6 +348,34 @@ PyObject* py_get_memory_capacity(PyObject*, PyObject* args) {
       args, [&](c10::DeviceIndex device) { return to_py(memory_capacity(device)); });
 }
 
+// ---- Graphs ----------------------------------------------------------------
+
+PyObject* py_register_graph_impl(PyObject*, PyObject*) {
+  return guarded([] { return PyBool_FromLong(register_graph_impl() ? 1 : 0); });
+}
+
+PyObject* py_graph_pool_handle(PyObject*, PyObject*) {
+  return guarded([] {
+    const auto [first, second] = graph_pool_handle();
+    return Py_BuildValue("(KK)", first, second);
+  });
+}
+
+PyObject* py_is_current_stream_capturing(PyObject*, PyObject* args) {
+  return with_device(
+      args, [&](c10::DeviceIndex device) { return PyBool_FromLong(is_current_stream_capturing(device) ? 1 : 0); });
+}
+
+PyObject* py_pool_reserved_bytes(PyObject*, PyObject* args) {
+  Py_ssize_t index = -1;
+  unsigned long long first = 0;
+  unsigned long long second = 0;
+  if (!PyArg_ParseTuple(args, "nKK", &index, &first, &second)) {
+    return nullptr;
+  }
+  return guarded([&] { return to_py(pool_reserved_bytes(device_arg(index), {first, second})); });
+}
+
 PyObject* py_in_bad_fork(PyObject*, PyObject*) {
   return PyBool_FromLong(in_bad_fork());
 }
@@ -376,6 +405,10 @@ PyMethodDef methods[] = {
     {"empty_cache", py_empty_cache, METH_NOARGS, "Release cached, unused device memory on all devices."},
     {"set_memory_capacity", py_set_memory_capacity, METH_VARARGS, "set_memory_capacity(index, bytes)"},
     {"get_memory_capacity", py_get_memory_capacity, METH_VARARGS, "get_memory_capacity(index=-1) -> int"},
+    {"_register_graph_impl", py_register_graph_impl, METH_NOARGS, "Registers the device's torch.accelerator.Graph implementation (after the rename); False on a torch without one."},
+    {"graph_pool_handle", py_graph_pool_handle, METH_NOARGS, "graph_pool_handle() -> (int, int): a memory pool id graphs may share."},
+    {"is_current_stream_capturing", py_is_current_stream_capturing, METH_VARARGS, "is_current_stream_capturing(index=-1) -> bool"},
+    {"_pool_reserved_bytes", py_pool_reserved_bytes, METH_VARARGS, "_pool_reserved_bytes(index, a, b) -> int: bytes mapped for graph pool (a, b)."},
     {"in_bad_fork", py_in_bad_fork, METH_NOARGS, "True in a child forked after device memory was used."},
     {"memory_protection_enabled", py_memory_protection_enabled, METH_NOARGS, "False when SCAFFOLD_PROTECT_MEMORY=0."},
     {nullptr, nullptr, 0, nullptr},

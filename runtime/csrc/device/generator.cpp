@@ -10,6 +10,7 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
+#include "capture.h"
 #include "device.h"
 
 namespace scaffold::runtime {
@@ -102,6 +103,12 @@ at::Generator make_device_generator(c10::DeviceIndex device) {
 at::Generator cpu_generator(
     const std::optional<at::Generator>& generator,
     c10::DeviceIndex device) {
+  // Random numbers are drawn when an op runs on the host; a replay would
+  // repeat the captured ones.
+  refuse_during_capture(
+      device < 0 ? current_device() : device,
+      "draws random numbers, which every replay of a graph would repeat: random ops cannot be captured on this "
+      "backend yet (keep dropout and other random ops out of the captured region, or use eval mode)");
   auto* impl = at::get_generator_or_default<DeviceGenerator>(
       generator, default_generator(device));
   return impl->cpu_generator();

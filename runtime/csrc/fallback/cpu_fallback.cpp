@@ -10,6 +10,7 @@
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
+#include "capture.h"
 #include "fallback_observer.h"
 
 namespace scaffold::runtime {
@@ -122,6 +123,8 @@ void run_named_on_cpu(
     const c10::OperatorHandle& op,
     torch::jit::Stack* stack) {
   check_same_device(name, op, *stack);
+  // The CPU computes now, on the host: a replay would not run it.
+  refuse_during_capture(-1, "runs '" + name + "' on the CPU (the CPU fallback: no kernel for the device)");
   if (fallback_counter().record(name) && policy.warn_once_per_op) {
     TORCH_WARN(
         "'", name, "' has no kernel for the '", policy.device,

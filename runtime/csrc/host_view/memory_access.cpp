@@ -7,6 +7,7 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
+#include "capture.h"
 #include "profiler.h"
 #include "status.h"
 #include "stream.h"
@@ -161,6 +162,11 @@ c10::Stream copy_bytes_async(void* dst, const void* src, size_t nbytes, CopyKind
       : kind == CopyKind::DeviceToHost                            ? drvMemcpyDeviceToHost
                                                                   : drvMemcpyDeviceToDevice;
   const c10::Stream stream = current_stream(device_on_stream);
+  if (kind != CopyKind::DeviceToDevice && capture_underway()) {
+    // A replay would read or write the host memory of this call, which by
+    // then holds other values or is gone.
+    refuse_if_captured(driver_stream(stream), "copies between host and device memory");
+  }
   if (nbytes > 0) {
     const DeviceActivityScope activity("copy", device_on_stream, "drvMemcpyAsync");
     SCAFFOLD_DRIVER_CHECK(drvMemcpyAsync(dst, src, nbytes, driver_kind, driver_stream(stream)));

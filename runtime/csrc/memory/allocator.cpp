@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
@@ -15,6 +16,7 @@
 #include <c10/core/DeviceType.h>
 #include <c10/util/Exception.h>
 
+#include "capture.h"
 #include "device.h"
 #include "device_blocks.h"
 #include "env.h"
@@ -70,6 +72,24 @@ struct PendingFree {
 
 void free_device_memory(void* device_ptr);
 
+// A private pool's blocks are filed under a key in place of a stream, one no
+// stream can have (the top of the address space), so that DeviceBlocks
+// keeps them apart from every stream's and from other pools'.
+drvStream_t pool_key(uint64_t serial) {
+  return reinterpret_cast<drvStream_t>(~uintptr_t{0} - serial);
+}
+bool is_pool_key(drvStream_t stream) {
+  return reinterpret_cast<uintptr_t>(stream) > ~uintptr_t{0} - (uintptr_t{1} << 32);
+}
+
+struct PrivatePool {
+  c10::MempoolId_t id;
+  drvStream_t key;
+  int holders = 0; // graphs using it (release_pool)
+};
+
+std::atomic<uint64_t> g_next_pool_id{1};
+
 // ---- One device's heap -----------------------------------------------------
 class DeviceHeap {
  public:
@@ -106,6 +126,9 @@ class DeviceHeap {
       ensure_capacity_known();
       if (nbytes > kMaxDeviceCapacity) {
         raise_oom(nbytes, /*small=*/false, stream); // also guards round_up against overflow
+      }
+      if (C10_UNLIKELY(!routes_.empty())) {
+        stream = routed(stream);
       }
       const size_t size = round_up(nbytes, kBlockGranularity);
       const bool small = size <= kSmallRequest;
@@ -248,9 +271,50 @@ class DeviceHeap {
         c10::get_privateuse1_backend(),
         " allocator on ",
         device_string(index_));
-    if (stream != block->segment->stream) {
+    // A private pool's blocks are reused only by its graphs' captures, in
+    // the captured order: other streams' work needs no tracking there.
+    if (stream != block->segment->stream && !is_pool_key(block->segment->stream)) {
       block->used_on.insert(stream);
     }
+  }
+
+  void begin_allocate_to_pool(c10::MempoolId_t id, drvStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    PrivatePool* pool = find_pool(id);
+    if (pool == nullptr) {
+      pools_.push_back(PrivatePool{id, pool_key(next_pool_key_++), 0});
+      pool = &pools_.back();
+    }
+    pool->holders += 1;
+    routes_.emplace_back(stream, pool->key);
+  }
+
+  void end_allocate_to_pool(drvStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::erase_if(routes_, [&](const auto& route) { return route.first == stream; });
+  }
+
+  void release_pool(c10::MempoolId_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    PrivatePool* pool = find_pool(id);
+    if (pool == nullptr || --pool->holders > 0) {
+      return;
+    }
+    const drvStream_t key = pool->key;
+    std::erase_if(pools_, [&](const PrivatePool& p) { return p.id == id; });
+    release_cached_segments(key);
+  }
+
+  uint64_t pool_reserved_bytes(c10::MempoolId_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const PrivatePool* pool = find_pool(id);
+    uint64_t bytes = 0;
+    for (const auto& [base, segment] : blocks_.segments()) {
+      if (pool != nullptr && segment->stream == pool->key) {
+        bytes += segment->size;
+      }
+    }
+    return bytes;
   }
 
   void empty_cache() {
@@ -343,6 +407,25 @@ class DeviceHeap {
   }
 
  private:
+  // Called with mutex_ held: the pool key allocations on `stream` use.
+  drvStream_t routed(drvStream_t stream) const {
+    for (const auto& [captured, key] : routes_) {
+      if (captured == stream) {
+        return key;
+      }
+    }
+    return stream;
+  }
+
+  PrivatePool* find_pool(c10::MempoolId_t id) {
+    for (PrivatePool& pool : pools_) {
+      if (pool.id == id) {
+        return &pool;
+      }
+    }
+    return nullptr;
+  }
+
   void ensure_capacity_known() {
     if (!capacity_known_) {
       capacity_ = default_capacity(index_);
@@ -449,8 +532,15 @@ class DeviceHeap {
   // Gives every segment whose single block is free back to the driver.
   // Called on empty_cache, before failing an allocation, and when capacity
   // drops.
-  void release_cached_segments() {
-    for (const std::unique_ptr<Segment>& segment : blocks_.take_unused_segments()) {
+  void release_cached_segments(drvStream_t only = nullptr) {
+    // A pool graphs still hold keeps its memory: their replays write it.
+    auto releasable = [&](drvStream_t stream) {
+      if (only != nullptr) {
+        return stream == only;
+      }
+      return std::none_of(pools_.begin(), pools_.end(), [&](const PrivatePool& pool) { return pool.key == stream; });
+    };
+    for (const std::unique_ptr<Segment>& segment : blocks_.take_unused_segments(releasable)) {
       SCAFFOLD_DRIVER_CHECK(drvFree(reinterpret_cast<void*>(segment->base)));
       if (C10_UNLIKELY(memory_history_enabled())) {
         record_trace(
@@ -531,6 +621,9 @@ class DeviceHeap {
   DeviceMemoryStats stats_;
   DeviceBlocks blocks_; // segments and blocks: live, free, parked
   std::vector<PendingFree> pending_;
+  std::vector<PrivatePool> pools_; // held by graphs
+  std::vector<std::pair<drvStream_t, drvStream_t>> routes_; // captured stream -> its pool's key
+  uint64_t next_pool_key_ = 0;
 };
 
 DeviceHeap& heap(c10::DeviceIndex index) {
@@ -680,8 +773,36 @@ void reset_peak_memory_stats(c10::DeviceIndex device) {
 
 void empty_cache() {
   for (c10::DeviceIndex i = 0; i < device_count(); ++i) {
+    // Giving memory back to the driver synchronises with the device (as
+    // cudaFree does).
+    refuse_if_device_captured(i, "releases cached memory (empty_cache())");
     heap(i).empty_cache();
   }
+}
+
+c10::MempoolId_t new_pool_id(bool handle) {
+  const auto serial = static_cast<c10::CaptureId_t>(g_next_pool_id.fetch_add(1));
+  return handle ? c10::MempoolId_t{0, serial} : c10::MempoolId_t{serial, 0};
+}
+
+void begin_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t pool, drvStream_t stream) {
+  check_device_index(device);
+  heap(device).begin_allocate_to_pool(pool, stream);
+}
+
+void end_allocate_to_pool(c10::DeviceIndex device, drvStream_t stream) {
+  check_device_index(device);
+  heap(device).end_allocate_to_pool(stream);
+}
+
+void release_pool(c10::DeviceIndex device, c10::MempoolId_t pool) {
+  check_device_index(device);
+  heap(device).release_pool(pool);
+}
+
+uint64_t pool_reserved_bytes(c10::DeviceIndex device, c10::MempoolId_t pool) {
+  check_device_index(device);
+  return heap(device).pool_reserved_bytes(pool);
 }
 
 void set_memory_capacity(c10::DeviceIndex device, uint64_t bytes) {

@@ -84,7 +84,29 @@ DeviceMemoryStats memory_stats(c10::DeviceIndex device);
 void reset_peak_memory_stats(c10::DeviceIndex device);
 
 // Releases every cached segment with no live block, on all devices.
+// Raises while a stream is captured into a graph.
 void empty_cache();
+
+// ---- Private pools of device graphs (CUDA's graph memory pools) ----------
+// While a stream is captured, what is allocated on it comes from the
+// graph's private pool: segments of their own, never handed to other
+// allocations, so that the memory a graph's replays write stays the
+// graph's. Graphs may share a pool (the id of graph_pool_handle() or of
+// another graph's pool()); the pool's memory goes back to the device once
+// no graph uses it and its tensors are freed.
+//
+// A new pool id: {n, 0} for a graph's own pool, {0, n} for a handle
+// (graph_pool_handle()), as CUDA numbers them.
+c10::MempoolId_t new_pool_id(bool handle);
+// Allocations on `stream` of `device` come from `pool` until
+// end_allocate_to_pool; the caller holds the pool (release_pool).
+void begin_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t pool, drvStream_t stream);
+void end_allocate_to_pool(c10::DeviceIndex device, drvStream_t stream);
+// Drops one hold on `pool`; the last one gives its free segments back to
+// the driver (the rest follow with empty_cache once their tensors are freed).
+void release_pool(c10::DeviceIndex device, c10::MempoolId_t pool);
+// Bytes mapped for `pool` on `device` (tests, debugging).
+uint64_t pool_reserved_bytes(c10::DeviceIndex device, c10::MempoolId_t pool);
 
 // Per-device capacity in bytes (default: SCAFFOLD_DEVICE_MEMORY_CAPACITY,
 // else the host's physical memory). Lowering it below what is reserved

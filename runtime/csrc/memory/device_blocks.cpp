@@ -176,13 +176,15 @@ void DeviceBlocks::unlink_next(Block* keep, Block* gone) {
   delete gone;
 }
 
-std::vector<std::unique_ptr<Segment>> DeviceBlocks::take_unused_segments() {
+std::vector<std::unique_ptr<Segment>> DeviceBlocks::take_unused_segments(
+    const std::function<bool(drvStream_t)>& releasable) {
   return_parked_to_pools();
   std::vector<std::unique_ptr<Segment>> unused;
   for (FreePool* pool : {&small_free_, &large_free_}) {
     std::vector<Block*> whole;
     for (Block* block : *pool) {
-      if (block->prev == nullptr && block->next == nullptr) {
+      if (block->prev == nullptr && block->next == nullptr &&
+          (releasable == nullptr || releasable(block->segment->stream))) {
         whole.push_back(block);
       }
     }

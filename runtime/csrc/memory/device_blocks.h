@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -79,9 +80,11 @@ class DeviceBlocks {
   // A retired block: back in its pool, coalesced.
   void return_to_pool(Block* block);
   // Takes the segments whose memory is all free out of this heap (their
-  // blocks deleted), for the caller to give back to the driver. Parked
-  // blocks return to their pools first.
-  std::vector<std::unique_ptr<Segment>> take_unused_segments();
+  // blocks deleted), for the caller to give back to the driver: those of the
+  // streams (or pools) `releasable` says yes to, or all. Parked blocks
+  // return to their pools first.
+  std::vector<std::unique_ptr<Segment>> take_unused_segments(
+      const std::function<bool(drvStream_t)>& releasable = nullptr);
   // The largest free block a request in that pool on `stream` could use.
   size_t largest_free(bool small, drvStream_t stream) const;
   // Every mapped segment, by address: what a snapshot walks.

@@ -10,6 +10,7 @@
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <c10/util/Exception.h>
 
+#include "capture.h"
 #include "device.h"
 #include "launch_errors.h"
 #include "memory_history.h"
@@ -72,6 +73,12 @@ void run_launched(void* user_data) noexcept {
   run_work(*work);
 }
 
+// The host function of work launched on a captured stream: it runs at each
+// replay, and the graph that keeps it deletes it.
+void run_captured(void* user_data) noexcept {
+  run_work(*static_cast<LaunchedWork*>(user_data));
+}
+
 // Work the caller owns (launch_blocking()), and what it threw: handed back
 // to run_work_now, which raises it at the op instead of keeping it for the
 // device's next synchronisation.
@@ -103,6 +110,7 @@ void raise_at_launch(const BorrowedWork& borrowed, const char* why) {
 namespace detail {
 
 std::atomic<int> g_launch_blocking{-1};
+std::atomic<int> g_captures_underway{0};
 
 bool read_launch_blocking() {
   int value = 0;
@@ -115,6 +123,9 @@ void launch_work(std::unique_ptr<LaunchedWork> work) {
   const c10::DeviceIndex device = work->device;
   drvStream_t stream = current_driver_stream(device);
   const DeviceActivityScope activity(work->op, device);
+  if (capture_underway() && launch_captured(stream, &run_captured, work)) {
+    return;
+  }
   if (C10_UNLIKELY(c10::memoryProfilingEnabled())) {
     work->profiler_state = c10::ThreadLocalDebugInfo::current();
   }

@@ -22,7 +22,9 @@
 // Lifetime: the closure owns what it captures -- host views hold references
 // to the device storages -- so a tensor freed by Python while its kernel is
 // still queued keeps its memory until the kernel has run. The closure is
-// destroyed on the stream's worker right after it ran.
+// destroyed on the stream's worker right after it ran -- except on a stream
+// being captured into a graph (capture.h): there it runs at every replay,
+// and the graph destroys it (a closure must be able to run more than once).
 //
 // Errors: checks that need no data (dtypes, shapes, an index tensor's dtype)
 // belong on the caller, as in CUDA's host code, so they raise at the call;
@@ -70,6 +72,9 @@ void launch_work(std::unique_ptr<LaunchedWork> work);
 void run_work_now(LaunchedWork& work);
 // drvGetLaunchBlocking's answer, 0 or 1; -1 until asked.
 extern std::atomic<int> g_launch_blocking;
+// How many streams are being captured into graphs (capture.h): launched
+// work must then outlive its launch, even with launch blocking.
+extern std::atomic<int> g_captures_underway;
 bool read_launch_blocking();
 } // namespace detail
 
@@ -93,7 +98,7 @@ void launch(c10::DeviceIndex device, const char* op, Fn&& fn) {
     }
     std::decay_t<Fn> fn;
   };
-  if (launch_blocking()) {
+  if (launch_blocking() && detail::g_captures_underway.load(std::memory_order_relaxed) == 0) {
     // Runs before the driver returns: no heap object for a 16-element op.
     Work work(std::forward<Fn>(fn));
     work.op = op;

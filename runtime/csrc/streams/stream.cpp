@@ -9,6 +9,7 @@
 #include <c10/util/Exception.h>
 
 #include "blocking_wait.h"
+#include "capture.h"
 #include "device.h"
 #include "launch_errors.h"
 #include "status.h"
@@ -180,7 +181,11 @@ void block_on(drvStream_t stream) {
 } // namespace
 
 void wait_for_current_stream(c10::DeviceIndex device) {
-  block_on(lookup(device, t_current_stream[device]));
+  drvStream_t stream = lookup(device, t_current_stream[device]);
+  if (capture_underway()) {
+    refuse_if_captured(stream, "reads device memory on the host (a host synchronisation, a kernel run inline or the CPU fallback)");
+  }
+  block_on(stream);
   check_launch_errors(device);
 }
 
@@ -202,7 +207,11 @@ c10::Stream exchange_stream(const c10::Stream& stream) {
 }
 
 bool query_stream(const c10::Stream& stream) {
-  const drvError_t status = drvStreamQuery(driver_stream(stream));
+  drvStream_t driver = driver_stream(stream);
+  if (capture_underway()) {
+    refuse_if_captured(driver, "queries the stream (Stream.query())");
+  }
+  const drvError_t status = drvStreamQuery(driver);
   if (status == drvErrorNotReady) {
     return false;
   }
@@ -212,12 +221,19 @@ bool query_stream(const c10::Stream& stream) {
 }
 
 void synchronize_stream(const c10::Stream& stream) {
-  block_on(driver_stream(stream));
+  drvStream_t driver = driver_stream(stream);
+  if (capture_underway()) {
+    refuse_if_captured(driver, "synchronises with the stream (Stream.synchronize())");
+  }
+  block_on(driver);
   check_launch_errors(stream.device_index());
 }
 
 void synchronize_device(c10::DeviceIndex device) {
   check_device_index(device);
+  if (capture_underway()) {
+    refuse_if_device_captured(device, "synchronises with the device (synchronize())");
+  }
   int previous = 0;
   SCAFFOLD_DRIVER_CHECK(drvGetDevice(&previous));
   SCAFFOLD_DRIVER_CHECK(drvSetDevice(device));

@@ -10,7 +10,7 @@
    the backend's kernels (they live in the same shared object);
 3. rename PrivateUse1 to ``device_name``;
 4. register ``torch.<device_name>`` (device count, seeding, memory stats,
-   ...);
+   streams, graphs, ...) and the device's torch.accelerator.Graph;
 5. generate ``Tensor.<device_name>()``, ``Tensor.is_<device_name>``,
    ``Module.<device_name>()`` and the storage methods.
 
@@ -32,6 +32,7 @@ from torch.utils.backend_registration import (
 )
 
 from . import _convolution_layout
+from ._graphs import add_graph_api
 from ._memory import add_memory_api
 from ._streams import add_stream_api
 
@@ -115,6 +116,7 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
     _add_amp(mod, name)
     add_stream_api(mod, name, c, index)
     add_memory_api(mod, name, c, index)  # after _add_memory_stats_api: torch.<name>.memory has both
+    add_graph_api(mod, name, c, index)  # after add_stream_api (captures on a side stream); after the rename
     _add_inductor_codegen(mod, name)
     return mod
 

@@ -251,4 +251,34 @@ drvError_t drvActivityFlush(drvActivityConsumer, void*, uint64_t*) {
   return fail(drvErrorNotSupported, "the minimal driver does not time work");
 }
 
+// Graphs are optional: without stream capture, torch's graph APIs raise.
+drvError_t drvStreamBeginCapture(drvStream_t) {
+  return fail(drvErrorNotSupported, "the minimal driver has no graphs");
+}
+drvError_t drvStreamEndCapture(drvStream_t, drvGraph_t*) {
+  return fail(drvErrorNotSupported, "the minimal driver has no graphs");
+}
+drvError_t drvStreamGetCaptureStatus(drvStream_t, drvStreamCaptureStatus* status) {
+  *status = drvStreamCaptureStatusNone;
+  return drvSuccess;
+}
+drvError_t drvGraphGetNodeCount(drvGraph_t, size_t*) {
+  return fail(drvErrorNotSupported, "the minimal driver has no graphs");
+}
+drvError_t drvGraphDebugDotPrint(drvGraph_t, const char*) {
+  return fail(drvErrorNotSupported, "the minimal driver has no graphs");
+}
+drvError_t drvGraphDestroy(drvGraph_t) {
+  return fail(drvErrorNotSupported, "the minimal driver has no graphs");
+}
+drvError_t drvGraphInstantiate(drvGraphExec_t*, drvGraph_t) {
+  return fail(drvErrorNotSupported, "the minimal driver has no graphs");
+}
+drvError_t drvGraphLaunch(drvGraphExec_t, drvStream_t) {
+  return fail(drvErrorNotSupported, "the minimal driver has no graphs");
+}
+drvError_t drvGraphExecDestroy(drvGraphExec_t) {
+  return fail(drvErrorNotSupported, "the minimal driver has no graphs");
+}
+
 } // extern "C"

@@ -1,0 +1,249 @@
+#include "capture.h"
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/record_function.h>
+#include <c10/util/Exception.h>
+
+#include "device.h"
+#include "status.h"
+#include "stream.h"
+
+namespace scaffold::runtime {
+
+
+namespace {
+
+struct Capture {
+  c10::DeviceIndex device = 0;
+  drvStream_t stream = nullptr;
+  std::vector<std::unique_ptr<LaunchedWork>> closures;
+  std::string invalidated; // the first refused call's message
+};
+
+std::mutex& captures_mutex() {
+  static auto* mutex = new std::mutex(); // leaked: used at exit
+  return *mutex;
+}
+
+std::vector<std::unique_ptr<Capture>>& captures() {
+  static auto* all = new std::vector<std::unique_ptr<Capture>>();
+  return *all;
+}
+
+// Called with captures_mutex() held.
+Capture* find(drvStream_t stream) {
+  for (const auto& capture : captures()) {
+    if (capture->stream == stream) {
+      return capture.get();
+    }
+  }
+  return nullptr;
+}
+
+// The ops running on each thread while a capture is under way, outermost
+// first, so that a refused call names the op the user wrote (aten::item)
+// and the one that refused (aten::_local_scalar_dense): a RecordFunction
+// observer, installed only while a stream is captured (the autograd
+// engine's threads run backward ops on the captured stream too).
+struct RunningOp {
+  const char* name;
+  std::optional<c10::OperatorName> op; // dispatcher ops: to ask for their tags
+};
+thread_local std::vector<RunningOp> t_ops;
+at::CallbackHandle g_op_observer = 0;
+
+std::unique_ptr<at::ObserverContext> op_started(const at::RecordFunction& fn) {
+  t_ops.push_back(RunningOp{fn.name(), fn.operator_name()});
+  return nullptr;
+}
+
+void op_ended(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
+  if (!t_ops.empty()) { // an op that began before the observer came
+    t_ops.pop_back();
+  }
+}
+
+std::string running_op() {
+  if (t_ops.empty()) {
+    return "";
+  }
+  std::string name = t_ops.front().name;
+  if (t_ops.size() > 1 && std::string_view(t_ops.back().name) != name) {
+    name += std::string(" (in ") + t_ops.back().name + ")";
+  }
+  return name;
+}
+
+// A random op (ATen tags them nondeterministic_seeded) is running: whatever
+// it was refused for, the reason to tell is its random numbers, which a
+// replay would repeat (dropout reads device memory on the host before it
+// draws them).
+bool random_op_running() {
+  for (const RunningOp& running : t_ops) {
+    if (running.op.has_value()) {
+      const auto handle = c10::Dispatcher::singleton().findOp(*running.op);
+      if (handle.has_value() && handle->hasTag(at::Tag::nondeterministic_seeded)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+constexpr const char* kRandom =
+    "draws random numbers, which every replay of a graph would repeat: random ops cannot be captured on this "
+    "backend yet (keep dropout and other random ops out of the captured region, or use eval mode)";
+
+[[noreturn]] void refuse(Capture& capture, const std::string& refused) {
+  const std::string op = running_op();
+  const std::string what = random_op_running() ? std::string(kRandom) : refused;
+  const std::string message = (op.empty() ? std::string("a call") : op) + " " + what + " while " +
+      device_string(capture.device) + "'s stream " + std::to_string(stream_id_of(capture.device, capture.stream)) +
+      " is being captured into a graph (captured work runs only when the graph is replayed)";
+  if (capture.invalidated.empty()) {
+    capture.invalidated = message;
+  }
+  TORCH_CHECK(
+      false,
+      message,
+      ". Move it out of the captured region; this capture is invalidated, and ending it raises "
+      "(the stream stays usable).");
+}
+
+} // namespace
+
+void begin_stream_capture(c10::DeviceIndex device, drvStream_t stream) {
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  const drvError_t status = drvStreamBeginCapture(stream);
+  TORCH_CHECK(
+      status != drvErrorNotSupported,
+      c10::get_privateuse1_backend(),
+      "'s driver has no graphs (drvStreamBeginCapture: ",
+      drvGetLastErrorMessage(),
+      "): stream capture and replay are not available");
+  SCAFFOLD_DRIVER_CHECK(status);
+  auto capture = std::make_unique<Capture>();
+  capture->device = device;
+  capture->stream = stream;
+  captures().push_back(std::move(capture));
+  if (detail::g_captures_underway.fetch_add(1) == 0) {
+    // Captured work runs at replays, long after its launch: while a capture
+    // is under way the runtime launches as with an asynchronous driver
+    // (closures on the heap, never on a kernel's stack), whatever the
+    // driver's mode; launch_blocking() asks the driver again afterwards.
+    detail::g_launch_blocking.store(0, std::memory_order_relaxed);
+    g_op_observer = at::addGlobalCallback(
+        at::RecordFunctionCallback(&op_started, &op_ended).scopes({at::RecordScope::FUNCTION}));
+  }
+}
+
+CapturedWork end_stream_capture(drvStream_t stream) {
+  std::unique_ptr<Capture> capture;
+  drvGraph_t graph = nullptr;
+  drvError_t status = drvSuccess;
+  std::string driver_message;
+  {
+    std::lock_guard<std::mutex> lock(captures_mutex());
+    auto& all = captures();
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& c) { return c->stream == stream; });
+    TORCH_CHECK(it != all.end(), "the stream is not being captured");
+    capture = std::move(*it);
+    all.erase(it);
+    status = drvStreamEndCapture(stream, &graph);
+    if (status != drvSuccess) {
+      driver_message = drvGetLastErrorMessage();
+    }
+    if (detail::g_captures_underway.fetch_sub(1) == 1) {
+      at::removeCallback(g_op_observer);
+      g_op_observer = 0;
+      detail::g_launch_blocking.store(-1, std::memory_order_relaxed);
+    }
+  }
+  if (!capture->invalidated.empty() || status != drvSuccess) {
+    if (graph != nullptr) {
+      (void)drvGraphDestroy(graph);
+    }
+    TORCH_CHECK(
+        false,
+        "the graph capture on ",
+        device_string(capture->device),
+        " failed: ",
+        capture->invalidated.empty() ? driver_message : capture->invalidated,
+        ". Nothing was captured; the stream runs its work again.");
+  }
+  CapturedWork captured;
+  captured.graph = graph;
+  captured.closures = std::move(capture->closures);
+  return captured;
+}
+
+bool is_capturing(drvStream_t stream) {
+  if (!capture_underway()) {
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  return find(stream) != nullptr;
+}
+
+bool current_stream_capturing(c10::DeviceIndex device) {
+  return capture_underway() && is_capturing(current_driver_stream(device));
+}
+
+bool launch_captured(drvStream_t stream, void (*fn)(void*), std::unique_ptr<LaunchedWork>& work) {
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  Capture* capture = find(stream);
+  if (capture == nullptr) {
+    return false;
+  }
+  TORCH_CHECK(
+      capture->invalidated.empty(),
+      "cannot launch ",
+      work->op,
+      " on a stream whose capture was invalidated: ",
+      capture->invalidated,
+      ". End the capture first.");
+  SCAFFOLD_DRIVER_CHECK(drvLaunchHostFunc(stream, fn, work.get()));
+  capture->closures.push_back(std::move(work));
+  return true;
+}
+
+void refuse_during_capture(c10::DeviceIndex device, const std::string& what) {
+  if (!capture_underway()) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  for (const auto& capture : captures()) {
+    if ((device == -1 || capture->device == device) && current_driver_stream(capture->device) == capture->stream) {
+      refuse(*capture, what);
+    }
+  }
+}
+
+void refuse_if_captured(drvStream_t stream, const std::string& what) {
+  if (!capture_underway()) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  if (Capture* capture = find(stream); capture != nullptr) {
+    refuse(*capture, what);
+  }
+}
+
+void refuse_if_device_captured(c10::DeviceIndex device, const std::string& what) {
+  if (!capture_underway()) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  for (const auto& capture : captures()) {
+    if (capture->device == device) {
+      refuse(*capture, what);
+    }
+  }
+}
+
+} // namespace scaffold::runtime

@@ -1,0 +1,267 @@
+"""Device graphs on foo: a stream's work captured once (torch.foo.graph, torch.foo.FooGraph,
+torch.accelerator.Graph, make_graphed_callables) and replayed without the host, compared with the
+same work run eagerly; what cannot be captured (host synchronisations, the CPU fallback, random
+numbers) raises during the capture, naming the op, and leaves the stream usable."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+import torch_foo
+
+from foo_testing import foo, run_with_launch_blocking
+
+STEPS = 10
+
+
+def small_model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+
+
+def batches() -> list[tuple[torch.Tensor, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(1)
+    return [(torch.randn(5, 8, generator=generator), torch.randn(5, 4, generator=generator)) for _ in range(STEPS)]
+
+
+def squared_error(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """MSE from launched kernels (foo runs mse_loss inline and its backward on the CPU, which a
+    capture refuses)."""
+    return (output - target).pow(2).mean()
+
+
+def test_a_captured_training_step_replayed_equals_eager_steps() -> None:
+    data = batches()
+    eager = small_model().to("foo")
+    eager_opt = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    eager_losses = []
+    for x, y in data:
+        eager_opt.zero_grad(set_to_none=True)
+        loss = squared_error(eager(x.to("foo")), y.to("foo"))
+        loss.backward()
+        eager_opt.step()
+        eager_losses.append(loss.item())
+
+    model = small_model().to("foo")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    static_x = torch.zeros(5, 8, device="foo")
+    static_y = torch.zeros(5, 4, device="foo")
+
+    def step() -> torch.Tensor:
+        opt.zero_grad(set_to_none=True)
+        loss = squared_error(model(static_x), static_y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    # The first step runs eagerly on a side stream (the momentum buffers are made there, as CUDA's
+    # warm-up makes them); the captured step is then the steady state, replayed for steps 2..10.
+    side = foo.Stream()
+    side.wait_stream(foo.current_stream())
+    with foo.stream(side):
+        static_x.copy_(data[0][0].to("foo"))
+        static_y.copy_(data[0][1].to("foo"))
+        losses = [step().item()]
+    foo.current_stream().wait_stream(side)
+
+    graph = foo.FooGraph()
+    with foo.graph(graph):
+        static_loss = step()
+    for x, y in data[1:]:
+        static_x.copy_(x.to("foo"))
+        static_y.copy_(y.to("foo"))
+        graph.replay()
+        losses.append(static_loss.item())
+
+    torch.testing.assert_close(losses, eager_losses)
+    for mine, theirs in zip(model.parameters(), eager.parameters(), strict=True):
+        torch.testing.assert_close(mine.cpu(), theirs.cpu())
+
+
+def test_replays_compute_with_new_inputs_and_match_the_cpu() -> None:
+    weight = torch.randn(6, 6)
+    static_in = torch.zeros(3, 6, device="foo")
+    device_weight = weight.to("foo")
+    graph = foo.FooGraph()
+    with foo.graph(graph):
+        static_out = torch.relu(static_in @ device_weight + 1).sum(dim=1)
+    for _ in range(3):
+        x = torch.randn(3, 6)
+        static_in.copy_(x.to("foo"))
+        graph.replay()
+        torch.testing.assert_close(static_out.cpu(), torch.relu(x @ weight + 1).sum(dim=1))
+
+
+def test_captured_work_does_not_run_until_replayed() -> None:
+    x = torch.zeros(4, device="foo")
+    graph = foo.FooGraph()
+    with foo.graph(graph):
+        x.add_(1)
+    assert x.cpu().tolist() == [0.0] * 4
+    graph.replay()
+    graph.replay()
+    assert x.cpu().tolist() == [2.0] * 4
+
+
+def test_torch_accelerator_graph_works_on_the_device() -> None:
+    x = torch.ones(8, device="foo")
+    stream = torch.Stream("foo")
+    graph = torch.accelerator.Graph()
+    with stream, graph:
+        x.mul_(3)
+    torch.accelerator.synchronize()
+    for _ in range(2):
+        graph.replay()
+    assert x.cpu().tolist() == [9.0] * 8
+    assert isinstance(foo.FooGraph(), torch.accelerator.Graph)
+
+
+def test_make_graphed_callables_matches_eager_forward_and_backward() -> None:
+    module = small_model().to("foo")
+    reference = copy.deepcopy(module)
+    sample = torch.randn(5, 8, device="foo", requires_grad=True)
+    graphed = foo.make_graphed_callables(module, (sample,))
+    assert graphed is module
+    for _ in range(3):
+        x = torch.randn(5, 8)
+        mine_in = x.to("foo").requires_grad_()
+        theirs_in = x.to("foo").requires_grad_()
+        for p in (*module.parameters(), *reference.parameters()):
+            p.grad = None
+        mine = graphed(mine_in)
+        theirs = reference(theirs_in)
+        torch.testing.assert_close(mine.cpu(), theirs.cpu())
+        (mine * mine).sum().backward()
+        (theirs * theirs).sum().backward()
+        torch.testing.assert_close(mine_in.grad.cpu(), theirs_in.grad.cpu())  # type: ignore[union-attr]
+        for p, q in zip(module.parameters(), reference.parameters(), strict=True):
+            torch.testing.assert_close(p.grad.cpu(), q.grad.cpu())  # type: ignore[union-attr]
+
+
+def test_make_graphed_callables_of_functions() -> None:
+    weight = torch.randn(4, 4, device="foo", requires_grad=True)
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x @ weight)
+
+    def gn(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    sample = torch.randn(3, 4, device="foo", requires_grad=True)
+    other_sample = sample.detach().clone().requires_grad_()
+    graphed_fn, graphed_gn = foo.make_graphed_callables((fn, gn), ((sample,), (other_sample,)))
+    x = torch.randn(3, 4, device="foo", requires_grad=True)
+    out = graphed_gn(graphed_fn(x)).sum()
+    out.backward()
+    expected_x = x.detach().clone().requires_grad_()
+    (torch.tanh(expected_x @ weight) * 2).sum().backward()
+    torch.testing.assert_close(x.grad.cpu(), expected_x.grad.cpu())  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("sync", "op"),
+    [
+        (lambda t: t.sum().item(), "aten::item"),
+        (lambda t: t.cpu(), "aten::to"),
+        (lambda t: foo.synchronize(), "synchronise"),
+    ],
+    ids=["item", "cpu", "synchronize"],
+)
+def test_a_host_sync_during_capture_raises_naming_it_and_the_stream_stays_usable(sync: object, op: str) -> None:
+    x = torch.ones(4, device="foo")
+    graph = foo.FooGraph()
+    stream = foo.Stream()
+    with pytest.raises(RuntimeError, match=op) as raised, foo.graph(graph, stream=stream):
+        y = x + 1
+        sync(y)  # type: ignore[operator]
+    assert "captured into a graph" in str(raised.value)
+    assert not foo.is_current_stream_capturing()
+    with foo.stream(stream):
+        assert (x * 5).cpu().tolist() == [5.0] * 4
+    # The graph object can capture again after the failed capture.
+    with foo.graph(graph, stream=stream):
+        x.add_(1)
+    graph.replay()
+    assert x.cpu().tolist() == [2.0] * 4
+
+
+def test_capture_end_reports_an_invalidated_capture() -> None:
+    x = torch.ones(4, device="foo")
+    stream = foo.Stream()
+    graph = foo.FooGraph()
+    with foo.stream(stream):
+        graph.capture_begin()
+        with pytest.raises(RuntimeError, match="aten::item"):
+            x.sum().item()
+        with pytest.raises(RuntimeError, match="capture .* failed: aten::item"):
+            graph.capture_end()
+    assert (x + 1).cpu().tolist() == [2.0] * 4
+
+
+def test_the_cpu_fallback_and_random_numbers_cannot_be_captured() -> None:
+    x = torch.ones(6, device="foo")
+    with pytest.raises(RuntimeError, match="cumprod.*CPU fallback"), foo.graph(foo.FooGraph()):
+        torch.cumprod(x, 0)
+    with pytest.raises(RuntimeError, match="random numbers"), foo.graph(foo.FooGraph()):
+        torch.nn.functional.dropout(x, 0.5, training=True)
+    assert torch.cumprod(x, 0).cpu().tolist() == [1.0] * 6
+
+
+def test_captured_memory_is_a_private_pool_released_with_the_graph() -> None:
+    x = torch.ones(1 << 16, device="foo")
+    graph = foo.FooGraph()
+    with foo.graph(graph):
+        y = x * 2
+    pool = graph.pool()
+    assert torch_foo._C._pool_reserved_bytes(-1, *pool) > 0
+    # Eager allocations never get the pool's memory.
+    eager = torch.empty(1 << 16, device="foo")
+    assert eager.data_ptr() != y.data_ptr()
+    # A second graph shares the pool when asked to.
+    second = foo.FooGraph()
+    with foo.graph(second, pool=pool):
+        z = y + 1
+    assert second.pool() == pool
+    graph.replay()
+    second.replay()
+    assert z.cpu()[:2].tolist() == [3.0, 3.0]
+    del y, z
+    held = torch_foo._C._pool_reserved_bytes(-1, *pool)
+    graph.reset()
+    assert torch_foo._C._pool_reserved_bytes(-1, *pool) == held  # the second graph still uses the pool
+    reserved = foo.memory_reserved()
+    second.reset()
+    assert foo.memory_reserved() <= reserved - held  # the pool's memory went back to the device
+
+
+def test_graph_pool_handle_and_debug_dump(tmp_path: Path) -> None:
+    handle = foo.graph_pool_handle()
+    assert handle != foo.graph_pool_handle()
+    graph = foo.FooGraph()
+    graph.enable_debug_mode()
+    x = torch.ones(4, device="foo")
+    with foo.graph(graph, pool=handle):
+        x.add_(1).mul_(2)
+    assert graph.pool() == handle
+    path = tmp_path / "graph.dot"
+    graph.debug_dump(str(path))
+    text = path.read_text()
+    assert text.startswith("digraph") and text.count("kernel") == 2
+
+
+def test_graphs_work_with_launch_blocking() -> None:
+    result = run_with_launch_blocking(
+        "import torch, torch_foo\n"
+        "x = torch.ones(4, device='foo')\n"
+        "g = torch.foo.FooGraph()\n"
+        "with torch.foo.graph(g):\n"
+        "    x.add_(1)\n"
+        "print(x.cpu().tolist())\n"
+        "g.replay(); g.replay()\n"
+        "print(x.cpu().tolist())\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["[1.0, 1.0, 1.0, 1.0]", "[3.0, 3.0, 3.0, 3.0]"]
