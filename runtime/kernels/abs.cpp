@@ -5,6 +5,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <ATen/native/Resize.h>
 #include <ATen/ops/abs_cpu_dispatch.h>
 #include <ATen/ops/abs_compositeexplicitautograd_dispatch.h>
 #include "kernel_support.h"
@@ -13,6 +14,11 @@ namespace foo {
 
 at::Tensor & abs_out(const at::Tensor & self, at::Tensor & out) {
   namespace rt = scaffold::runtime;
+  if (self.scalar_type() == at::kBool && out.scalar_type() == at::kBool) {
+    // The CPU kernel has no bool abs; CUDA's is the identity.
+    at::native::resize_output(out, self.sizes());
+    return out.copy_(self);
+  }
   const rt::KernelCall call("abs.out", out);
   rt::OutputView o = call.output(out);
   at::cpu::abs_out(o.host(), call.input(self, "self"));
@@ -23,6 +29,10 @@ at::Tensor abs(const at::Tensor & self) {
   namespace rt = scaffold::runtime;
   // ATen's abs has no structured kernel: the CPU one is abs.out into an
   // empty result (of the real dtype, for complex tensors).
+  if (self.scalar_type() == at::kBool) {
+    // The CPU kernel has no bool abs; CUDA's is the identity.
+    return self.clone();
+  }
   rt::Elementwise e({self}, c10::toRealValueType(self.scalar_type()));
   if (e.fast()) {
     return e.launch("abs", [](rt::Elementwise& e) { at::cpu::abs_out(e.out(), e.input(0)); });
@@ -38,6 +48,9 @@ at::Tensor & abs_(at::Tensor & self) {
   namespace rt = scaffold::runtime;
   // As ATen's abs_: abs.out into self, for tensors that are not complex.
   TORCH_CHECK(!self.is_complex(), "In-place abs is not supported for complex tensors.");
+  if (self.scalar_type() == at::kBool) {
+    return self; // the identity, as CUDA's
+  }
   rt::InplaceElementwise e(self, {});
   if (!e.native()) {
     return at::compositeexplicitautograd::abs_(self);

@@ -103,6 +103,12 @@ def test_expectations_need_a_reason_and_known_keys(tmp_path: Path) -> None:
     path.write_text('[[tolerance]]\nop = "add"\nreason = "x"\n')
     with pytest.raises(ExpectationsError, match="give 'atol', 'rtol' or both"):
         load_expectations(path)
+    path.write_text('[dtypes]\ncoverage = "gpu"\n')
+    with pytest.raises(ExpectationsError, match="coverage is 'gpu'; valid: cuda, cpu"):
+        load_expectations(path)
+    path.write_text('[dtypes]\ncoverage = "cpu"\nreason = "x"\n')
+    assert load_expectations(path).dtype_coverage == "cpu"
+    assert load_expectations().dtype_coverage == "cuda"  # foo's, as a scaffolded backend's
 
 
 def test_the_shipped_expectations_load_and_name_real_ops() -> None:

@@ -10,7 +10,7 @@
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
-#include "capture.h"
+#include "dtype_fallback.h"
 #include "fallback_observer.h"
 
 namespace scaffold::runtime {
@@ -117,14 +117,27 @@ void check_same_device(const std::string& name, const c10::OperatorHandle& op, c
   }
 }
 
+void run_on_host(const FallbackPolicy& policy, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  // Copies only where the runtime says the host cannot address device memory
+  // (or SCAFFOLD_HOST_VIEW_FALLBACK=0 asks for them).
+  if (policy.host_view_fallback != nullptr && policy.host_view_enabled()) {
+    policy.host_view_fallback(op, stack);
+    return;
+  }
+  // error_on_views: an op returning a view of its input cannot be run on a host copy (the
+  // result would alias the copy, and writes through it would be lost); PyTorch only warns.
+  // The backend must implement such views (core_ops.py lists the dense ones).
+  at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
+}
+
 void run_named_on_cpu(
     const FallbackPolicy& policy,
     const std::string& name,
     const c10::OperatorHandle& op,
     torch::jit::Stack* stack) {
   check_same_device(name, op, *stack);
-  // The CPU computes now, on the host: a replay would not run it.
-  refuse_during_capture(-1, "runs '" + name + "' on the CPU (the CPU fallback: no kernel for the device)");
+  // The CPU computes now, on the host: a replay of a stream capture would not run it.
+  check_fallback_allowed(name);
   if (fallback_counter().record(name) && policy.warn_once_per_op) {
     TORCH_WARN(
         "'", name, "' has no kernel for the '", policy.device,
@@ -139,16 +152,9 @@ void run_named_on_cpu(
       "cpu_fallback: " + name,
       c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - op.schema().arguments().size(),
                                        op.schema().arguments().size()));
-  // Copies only where the runtime says the host cannot address device memory
-  // (or SCAFFOLD_HOST_VIEW_FALLBACK=0 asks for them).
-  if (policy.host_view_fallback != nullptr && policy.host_view_enabled()) {
-    policy.host_view_fallback(op, stack);
-    return;
-  }
-  // error_on_views: an op returning a view of its input cannot be run on a host copy (the
-  // result would alias the copy, and writes through it would be lost); PyTorch only warns.
-  // The backend must implement such views (core_ops.py lists the dense ones).
-  at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
+  // A dtype the CPU kernel refuses and CUDA's accept is computed in one the
+  // CPU supports, or refused in the device's name (dtype_fallback.h).
+  run_in_supported_dtype(policy.device, name, op, stack, [&](torch::jit::Stack* s) { run_on_host(policy, op, s); });
 }
 
 } // namespace

@@ -31,9 +31,24 @@ struct FallbackObserver {
 // installed one with nullptr.
 void set_fallback_observer(const FallbackObserver* observer) noexcept;
 
+// A check every fallback call passes before the CPU computes (it throws to
+// refuse the call): the device's stream capture refuses the fallback while a
+// capture is under way, since a replay would not run it. Installed by the
+// registration (registration.cpp), so the fallback links without the streams.
+using FallbackCheck = void (*)(const std::string& name);
+void set_fallback_check(FallbackCheck check) noexcept;
+
 namespace detail {
 extern std::atomic<const FallbackObserver*> g_fallback_observer;
+extern std::atomic<FallbackCheck> g_fallback_check;
 } // namespace detail
+
+inline void check_fallback_allowed(const std::string& name) {
+  const FallbackCheck check = detail::g_fallback_check.load(std::memory_order_relaxed);
+  if (C10_UNLIKELY(check != nullptr)) {
+    check(name);
+  }
+}
 
 // One CPU-fallback call of op `name` (qualified, "aten::add.out") from
 // construction to destruction; `stack` holds the op's arguments.

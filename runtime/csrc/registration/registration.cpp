@@ -7,6 +7,8 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "allocator.h"
+#include "capture.h"
+#include "fallback_observer.h"
 #include "guard.h"
 #include "hooks.h"
 #include "host_allocator.h"
@@ -18,6 +20,12 @@ namespace {
 std::optional<std::string>& conflict() {
   static std::optional<std::string> reason;
   return reason;
+}
+
+// The CPU fallback computes on the host at the call: a replay of a stream
+// capture would not run it, so a capture refuses it, naming the op.
+void refuse_fallback_during_capture(const std::string& name) {
+  refuse_during_capture(-1, "runs '" + name + "' on the CPU (the CPU fallback: no kernel for the device)");
 }
 
 bool privateuse1_taken() {
@@ -46,6 +54,7 @@ struct RegisterRuntime {
     at::setHostAllocator(c10::DeviceType::PrivateUse1, pinned_host_allocator());
     at::RegisterPrivateUse1HooksInterface(new Hooks());
     register_profiler();
+    set_fallback_check(&refuse_fallback_during_capture);
   }
 };
 

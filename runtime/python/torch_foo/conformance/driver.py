@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .expectations import DTYPE_NAMES, ExpectationsError, load_expectations
+from .expectations import DEFAULT_DTYPE_NAMES, DTYPE_NAMES, ExpectationsError, load_expectations
 from .report import Report, build_report, format_summary
 
 WORKER_COMMAND = (sys.executable, "-m", __package__ + ".worker")
@@ -155,7 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="every OpInfo in op_db (the full sweep)")
     which.add_argument("--ops", nargs="+", metavar="OP", help="OpInfo names (name or name.variant)")
-    parser.add_argument("--dtypes", nargs="+", choices=DTYPE_NAMES, default=list(DTYPE_NAMES))
+    parser.add_argument("--dtypes", nargs="+", choices=DTYPE_NAMES,
+                        default=list(DEFAULT_DTYPE_NAMES),
+                        help="dtypes to test each op in, where its OpInfo lists them for CUDA "
+                        "(or the CPU: [dtypes] coverage in expectations.toml)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="workers at once")
     parser.add_argument("--chunk-size", type=int, default=8, help="ops per worker process")
     parser.add_argument("--timeout", type=float, default=300.0,

@@ -1,5 +1,6 @@
-"""The one reviewed file of the conformance sweep, `expectations.toml`: the CI subset, the ops that
-are not run (deny), the failures that are known (expected), and loosened tolerances. Every entry
+"""The one reviewed file of the conformance sweep, `expectations.toml`: the CI subset, whose dtypes
+the ops are tested in (CUDA's or the CPU's), the ops that are not run (deny), the failures that
+are known (expected), and loosened tolerances. Every entry
 names its reason; an entry without one, or with an unknown key, is an error."""
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ else:  # Python 3.10: the package's `test` extra installs tomli, the same parser
 
 EXPECTATIONS_PATH = Path(__file__).with_name("expectations.toml")
 
-DTYPE_NAMES = ("float32", "float64", "complex64", "bool", "int64")
+DEFAULT_DTYPE_NAMES = ("float32", "float64", "complex64", "bool", "int64")
+"""What a sweep runs unless told (--dtypes): each op in those of them its OpInfo lists."""
+DTYPE_NAMES = (
+    *DEFAULT_DTYPE_NAMES, "float16", "bfloat16", "complex128", "int32", "int16", "int8", "uint8"
+)
+"""Every dtype a sweep can run."""
+DTYPE_COVERAGES = ("cuda", "cpu")
 
 
 class ExpectationsError(ValueError):
@@ -43,6 +50,9 @@ class Expectations:
     deny: tuple[Entry, ...]
     expected_failure: tuple[Entry, ...]
     tolerance: tuple[Entry, ...]
+    dtype_coverage: str = "cuda"
+    """Whose dtypes each op is tested in, as OpInfo lists them: "cuda" (library code picks the
+    dtypes CUDA's kernels accept for every device that is not the CPU) or "cpu"."""
 
     def denied(self, op: str, dtype: str) -> Entry | None:
         return next((e for e in self.deny if e.matches(op, dtype)), None)
@@ -102,11 +112,19 @@ def load_expectations(path: Path = EXPECTATIONS_PATH) -> Expectations:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ExpectationsError(f"{path}: {error}") from None
-    unknown = sorted(set(data) - {"ci", *_SECTION_KEYS})
+    unknown = sorted(set(data) - {"ci", "dtypes", *_SECTION_KEYS})
     if unknown:
         raise ExpectationsError(
-            f"{path.name}: unknown section(s) {', '.join(unknown)}; valid: ci, "
+            f"{path.name}: unknown section(s) {', '.join(unknown)}; valid: ci, dtypes, "
             + ", ".join(sorted(_SECTION_KEYS))
+        )
+    dtypes = data.get("dtypes", {})
+    if set(dtypes) - {"coverage", "reason"}:
+        raise ExpectationsError(f"{path.name}: [dtypes] takes 'coverage' and 'reason' only")
+    coverage = dtypes.get("coverage", "cuda")
+    if coverage not in DTYPE_COVERAGES:
+        raise ExpectationsError(
+            f"{path.name}: [dtypes] coverage is {coverage!r}; valid: {', '.join(DTYPE_COVERAGES)}"
         )
     ci = data.get("ci", {})
     if set(ci) - {"ops", "reason"}:
@@ -116,4 +134,5 @@ def load_expectations(path: Path = EXPECTATIONS_PATH) -> Expectations:
         deny=_entries(data, "deny", path),
         expected_failure=_entries(data, "expected_failure", path),
         tolerance=_entries(data, "tolerance", path),
+        dtype_coverage=coverage,
     )

@@ -19,14 +19,28 @@ from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 import torch
+from torch.testing._comparison import default_tolerances
 from torch.testing._internal.common_device_type import instantiate_device_type_tests, ops
 from torch.testing._internal.common_methods_invocations import op_db
 from torch.testing._internal.common_utils import TestCase
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from .expectations import Expectations, load_expectations
+from .expectations import DTYPE_NAMES, Expectations, load_expectations
 
-DTYPES = (torch.float32, torch.float64, torch.complex64, torch.bool, torch.int64)
+DTYPES = tuple(getattr(torch, name) for name in DTYPE_NAMES)
+
+# Where the CPU has no kernel for a dtype CUDA's accept, the CPU reference is computed in the
+# first of these the CPU takes, and its results cast back to the device result's dtypes.
+_WIDER: dict[torch.dtype, tuple[torch.dtype, ...]] = {
+    torch.float16: (torch.float32,),
+    torch.bfloat16: (torch.float32,),
+    torch.bool: (torch.int64, torch.float64),
+    torch.int8: (torch.int64, torch.float64),
+    torch.uint8: (torch.int64, torch.float64),
+    torch.int16: (torch.int64, torch.float64),
+    torch.int32: (torch.int64, torch.float64),
+    torch.int64: (torch.float64,),
+}
 
 
 def op_key(op: Any) -> str:
@@ -126,6 +140,32 @@ def _cpu_twin(value: Any) -> Any:
     return value
 
 
+def _widened(value: Any, dtype: torch.dtype, wider: torch.dtype) -> Any:
+    """A CPU twin's tensor of `dtype` in `wider` (in the autograd graph: gradients reach the
+    twin's own leaves in their own dtype)."""
+    if isinstance(value, torch.Tensor) and value.dtype == dtype:
+        return value.to(wider)
+    return value
+
+
+def _cast_like(reference: Any, device_result: Any, wider: torch.dtype) -> Any:
+    """The reference computed in `wider`, its tensors of `wider` (or its complex counterpart) in
+    the dtypes of the device's results; other tensors and a differently shaped result unchanged,
+    for assertEqual to report."""
+    reference_leaves, spec = tree_flatten(reference)
+    device_leaves = tree_flatten(device_result)[0]
+    if len(reference_leaves) != len(device_leaves):
+        return reference
+    widened = {wider, wider.to_complex()} if wider.is_floating_point else {wider}
+    leaves = [
+        r.to(d.dtype)
+        if isinstance(r, torch.Tensor) and isinstance(d, torch.Tensor) and r.dtype in widened
+        else r
+        for r, d in zip(reference_leaves, device_leaves, strict=True)
+    ]
+    return tree_unflatten(leaves, spec)
+
+
 def _sample_leaves(sample: Any) -> list[torch.Tensor]:
     return [t for t in _tensors([sample.input, sample.args, sample.kwargs]) if t.requires_grad]
 
@@ -147,9 +187,12 @@ class SampleRunner:
         self.recorder = recorder
         self.probe = probe
         self.expectations = expectations
+        self.dtype: torch.dtype | None = None
+        """The dtype of the test that runs."""
 
     def run(self, test: TestCase, device: str, dtype: torch.dtype, op: Any) -> None:
         key, name = op_key(op), dtype_name(dtype)
+        self.dtype = dtype
         denied = self.expectations.denied(key, name)
         if denied is not None:
             raise unittest.SkipTest(f"denied in expectations.toml: {denied.reason}")
@@ -197,21 +240,52 @@ class SampleRunner:
             cpu_result = cpu_sample.output_process_fn_grad(
                 op(cpu_sample.input, *cpu_sample.args, **cpu_sample.kwargs)
             )
+            wider = None
         except Exception as error:
-            self.recorder.sample(index, "forward", "skipped", "", f"CPU twin raises: {failure_cause(error)}")
-            return 0
+            cpu_result, wider = self._reference_in_wider_dtype(op, cpu_sample)
+            if wider is None:
+                cause = f"CPU twin raises: {failure_cause(error)}"
+                self.recorder.sample(index, "forward", "skipped", "", cause)
+                return 0
         self.probe.reset()
         try:
             device_result = sample.output_process_fn_grad(
                 op(sample.input, *sample.args, **sample.kwargs)
             )
             path = self.probe.path()
+            if wider is not None:
+                cpu_result = _cast_like(cpu_result, device_result, wider)
+                if atol is None and rtol is None:
+                    # The test dtype's tolerances, also for results in a wider dtype (stft of
+                    # bfloat16 returns complex64 rounded from bfloat16 products).
+                    rtol, atol = default_tolerances(self.dtype) if self.dtype else (None, None)
+                    rtol, atol = max(rtol or 0.0, test.rel_tol), max(atol or 0.0, test.precision)
             test.assertEqual(device_result, cpu_result, atol=atol, rtol=rtol, exact_device=False)
         except Exception as error:
             self.recorder.sample(index, "forward", "failed", self.probe.path(), failure_cause(error))
             return 1
         self.recorder.sample(index, "forward", "passed", path)
         return self._run_backward(test, sample, cpu_sample, device_result, cpu_result, index, atol, rtol)
+
+    def _reference_in_wider_dtype(self, op: Any, cpu_sample: Any) -> tuple[Any, torch.dtype | None]:
+        """The CPU reference of a sample in a dtype CUDA's kernels accept and the CPU's do not
+        (the dtype of the test): computed in the first wider dtype the CPU takes, or nothing."""
+        dtype = self.dtype
+        if dtype is None or dtype in op.supported_dtypes("cpu"):
+            return None, None
+        for wider in _WIDER.get(dtype, ()):
+            # Not SampleInput.transform, which runs under no_grad: the widened tensors stay in
+            # the graph, so that the backward is compared and grad-mode errors are raised alike.
+            input_, args, kwargs = tree_map(
+                lambda value, w=wider: _widened(value, dtype, w),
+                (cpu_sample.input, cpu_sample.args, cpu_sample.kwargs),
+            )
+            try:
+                result = op(input_, *args, **kwargs)
+            except Exception:
+                continue
+            return cpu_sample.output_process_fn_grad(result), wider
+        return None, None
 
     def _run_backward(
         self,
@@ -252,6 +326,22 @@ class SampleRunner:
         return 0
 
 
+def test_in_dtypes_of(selected_ops: list[Any], device: str, coverage: str) -> None:
+    """Makes OpInfo answer `supported_dtypes(device)` with the dtypes it lists for `coverage`
+    ("cuda": no CUDA need be present, the database lists them), so that @ops instantiates each
+    op's test in those. PyTorch asks the dtypes of the device's type, which for an out-of-tree
+    device are the CPU's. Only in a worker process, whose op_db is its own."""
+    if coverage == "cpu":
+        return
+    for op in selected_ops:
+        def supported_dtypes(device_type: str, _op: Any = op) -> set[torch.dtype]:
+            if device_type in (device, "privateuse1"):
+                device_type = coverage
+            return set(type(_op).supported_dtypes(_op, device_type))
+
+        op.supported_dtypes = supported_dtypes
+
+
 def make_test_class(selected_ops: list[Any], runner: SampleRunner) -> type[TestCase]:
     # Named TestCommon so that PyTorch's own DecorateInfo entries for
     # ('TestCommon', 'test_compare_cpu') (skips, expected failures, tolerances) apply here.
@@ -266,10 +356,13 @@ def make_test_class(selected_ops: list[Any], runner: SampleRunner) -> type[TestC
 class RecordingResult(unittest.TestResult):
     """Writes start/stop events around every test, whatever decorator ended it."""
 
-    def __init__(self, recorder: Recorder, tests: dict[str, tuple[str, str]]) -> None:
+    def __init__(
+        self, recorder: Recorder, tests: dict[str, tuple[str, str]], cpu_dtypes: dict[str, set[str]]
+    ) -> None:
         super().__init__()
         self.recorder = recorder
         self.tests = tests
+        self.cpu_dtypes = cpu_dtypes
         self._outcome = ("passed", "")
 
     def startTest(self, test: unittest.TestCase) -> None:
@@ -277,7 +370,9 @@ class RecordingResult(unittest.TestResult):
         self.recorder.current_test = test._testMethodName
         self._outcome = ("passed", "")
         op, dtype = self.tests.get(test._testMethodName, ("?", "?"))
-        self.recorder.write(event="start", test=test._testMethodName, op=op, dtype=dtype)
+        # Whether OpInfo lists the dtype for the CPU too (else only CUDA's coverage asks for it).
+        self.recorder.write(event="start", test=test._testMethodName, op=op, dtype=dtype,
+                            cpu_dtype=dtype in self.cpu_dtypes.get(op, set()))
 
     def stopTest(self, test: unittest.TestCase) -> None:
         super().stopTest(test)
@@ -334,9 +429,12 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore")  # the fallback warns once per op; the probe counts instead
     device = load_backend()
     selected = select_ops(args.ops)
+    expectations = load_expectations()
+    cpu_dtypes = {op_key(op): {dtype_name(d) for d in op.supported_dtypes("cpu")} for op in selected}
+    test_in_dtypes_of(selected, device, expectations.dtype_coverage)
     with open(args.events, "a", encoding="utf-8") as stream:
         recorder = Recorder(stream)
-        runner = SampleRunner(recorder, FallbackProbe(device), load_expectations())
+        runner = SampleRunner(recorder, FallbackProbe(device), expectations)
         generic = make_test_class(selected, runner)
         scope: dict[str, Any] = {generic.__name__: generic}
         instantiate_device_type_tests(generic, scope, only_for=[device], allow_mps=False)
@@ -352,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
                 if wanted_dtypes and name.rsplit("_", 1)[-1] not in wanted_dtypes:
                     continue
                 suite.addTest(test)
-        suite.run(RecordingResult(recorder, test_names(selected, device)))
+        suite.run(RecordingResult(recorder, test_names(selected, device), cpu_dtypes))
     return 0
 
 
