@@ -15,6 +15,9 @@ import torch_foo
 from foo_testing import foo, run_with_launch_blocking
 
 STEPS = 10
+GRAPHS = hasattr(torch.accelerator, "Graph")
+"""torch.accelerator.Graph and GraphImplInterface: torch 2.14 on."""
+needs_graphs = pytest.mark.skipif(not GRAPHS, reason=f"torch {torch.__version__} has no torch.accelerator.Graph")
 
 
 def small_model() -> torch.nn.Module:
@@ -33,6 +36,7 @@ def squared_error(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return (output - target).pow(2).mean()
 
 
+@needs_graphs
 def test_a_captured_training_step_replayed_equals_eager_steps() -> None:
     data = batches()
     eager = small_model().to("foo")
@@ -81,6 +85,7 @@ def test_a_captured_training_step_replayed_equals_eager_steps() -> None:
         torch.testing.assert_close(mine.cpu(), theirs.cpu())
 
 
+@needs_graphs
 def test_replays_compute_with_new_inputs_and_match_the_cpu() -> None:
     weight = torch.randn(6, 6)
     static_in = torch.zeros(3, 6, device="foo")
@@ -95,6 +100,7 @@ def test_replays_compute_with_new_inputs_and_match_the_cpu() -> None:
         torch.testing.assert_close(static_out.cpu(), torch.relu(x @ weight + 1).sum(dim=1))
 
 
+@needs_graphs
 def test_captured_work_does_not_run_until_replayed() -> None:
     x = torch.zeros(4, device="foo")
     graph = foo.FooGraph()
@@ -106,6 +112,7 @@ def test_captured_work_does_not_run_until_replayed() -> None:
     assert x.cpu().tolist() == [2.0] * 4
 
 
+@needs_graphs
 def test_torch_accelerator_graph_works_on_the_device() -> None:
     x = torch.ones(8, device="foo")
     stream = torch.Stream("foo")
@@ -119,6 +126,7 @@ def test_torch_accelerator_graph_works_on_the_device() -> None:
     assert isinstance(foo.FooGraph(), torch.accelerator.Graph)
 
 
+@needs_graphs
 def test_make_graphed_callables_matches_eager_forward_and_backward() -> None:
     module = small_model().to("foo")
     reference = copy.deepcopy(module)
@@ -141,6 +149,7 @@ def test_make_graphed_callables_matches_eager_forward_and_backward() -> None:
             torch.testing.assert_close(p.grad.cpu(), q.grad.cpu())  # type: ignore[union-attr]
 
 
+@needs_graphs
 def test_make_graphed_callables_of_functions() -> None:
     weight = torch.randn(4, 4, device="foo", requires_grad=True)
 
@@ -170,6 +179,7 @@ def test_make_graphed_callables_of_functions() -> None:
     ],
     ids=["item", "cpu", "synchronize"],
 )
+@needs_graphs
 def test_a_host_sync_during_capture_raises_naming_it_and_the_stream_stays_usable(sync: object, op: str) -> None:
     x = torch.ones(4, device="foo")
     graph = foo.FooGraph()
@@ -188,6 +198,7 @@ def test_a_host_sync_during_capture_raises_naming_it_and_the_stream_stays_usable
     assert x.cpu().tolist() == [2.0] * 4
 
 
+@needs_graphs
 def test_capture_end_reports_an_invalidated_capture() -> None:
     x = torch.ones(4, device="foo")
     stream = foo.Stream()
@@ -201,6 +212,7 @@ def test_capture_end_reports_an_invalidated_capture() -> None:
     assert (x + 1).cpu().tolist() == [2.0] * 4
 
 
+@needs_graphs
 def test_the_cpu_fallback_and_random_numbers_cannot_be_captured() -> None:
     x = torch.ones(6, device="foo")
     with pytest.raises(RuntimeError, match="cumprod.*CPU fallback"), foo.graph(foo.FooGraph()):
@@ -210,6 +222,7 @@ def test_the_cpu_fallback_and_random_numbers_cannot_be_captured() -> None:
     assert torch.cumprod(x, 0).cpu().tolist() == [1.0] * 6
 
 
+@needs_graphs
 def test_captured_memory_is_a_private_pool_released_with_the_graph() -> None:
     x = torch.ones(1 << 16, device="foo")
     graph = foo.FooGraph()
@@ -237,6 +250,7 @@ def test_captured_memory_is_a_private_pool_released_with_the_graph() -> None:
     assert foo.memory_reserved() <= reserved - held  # the pool's memory went back to the device
 
 
+@needs_graphs
 def test_graph_pool_handle_and_debug_dump(tmp_path: Path) -> None:
     handle = foo.graph_pool_handle()
     assert handle != foo.graph_pool_handle()
@@ -252,6 +266,7 @@ def test_graph_pool_handle_and_debug_dump(tmp_path: Path) -> None:
     assert text.startswith("digraph") and text.count("kernel") == 2
 
 
+@needs_graphs
 def test_graphs_work_with_launch_blocking() -> None:
     result = run_with_launch_blocking(
         "import torch, torch_foo\n"
@@ -265,3 +280,9 @@ def test_graphs_work_with_launch_blocking() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[:2] == ["[1.0, 1.0, 1.0, 1.0]", "[3.0, 3.0, 3.0, 3.0]"]
+
+
+@pytest.mark.skipif(GRAPHS, reason="this torch has torch.accelerator.Graph")
+def test_without_torch_accelerator_graph_the_graph_api_says_what_it_needs() -> None:
+    with pytest.raises(RuntimeError, match=r"FooGraph needs torch.accelerator.Graph \(torch 2.14 or later\)"):
+        foo.FooGraph()
