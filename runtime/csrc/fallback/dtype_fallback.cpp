@@ -117,6 +117,14 @@ at::Tensor zero_nans(const at::Tensor& self) {
   return self.masked_fill(at::isnan(self), 0);
 }
 
+// Whether `name` on a tensor of `dtype` is computed by a rule of this section:
+// before the CPU kernel is tried, since the CPU's answer (or its refusal, which
+// not every release raises as NotImplementedError) is not CUDA's.
+bool has_rule(const std::string& name, at::ScalarType dtype) {
+  return ((name == "aten::histc" || name == "aten::histc.out") && at::isIntegralType(dtype, /*includeBool=*/false)) ||
+      ((name == "aten::nansum" || name == "aten::nansum.out") && at::isComplexType(dtype));
+}
+
 // Runs the ops of this section that `name` with `dtype` is; false for others.
 bool run_by_rule(const std::string& name, at::ScalarType dtype, torch::jit::Stack& arguments, torch::jit::Stack* stack) {
   if ((name == "aten::histc" || name == "aten::histc.out") && at::isIntegralType(dtype, /*includeBool=*/false)) {
@@ -450,6 +458,14 @@ void run_in_supported_dtype(
   // The arguments as they came: the refused run leaves the stack as it was
   // when the kernel threw.
   torch::jit::Stack arguments(stack->begin() + static_cast<std::ptrdiff_t>(base), stack->end());
+  if (!arguments.empty() && arguments.front().isTensor() && arguments.front().toTensor().defined()) {
+    const at::ScalarType dtype = arguments.front().toTensor().scalar_type();
+    if (has_rule(name, dtype)) {
+      drop_from(*stack, base);
+      run_by_rule(name, dtype, arguments, stack);
+      return;
+    }
+  }
   try {
     run_on_host(stack);
     return;
