@@ -273,3 +273,19 @@ def test_a_project_made_by_0_1_follows_this_release_with_one_generate(made: Path
         assert (project / relative).read_text() == expected, relative
     kernel = (project / "kernels" / "as_strided.cpp").read_text()
     assert "  // Ours: views stay on the device.\n  return scaffold::runtime::as_strided(" in kernel
+
+
+def test_a_device_renamed_in_the_yaml_keeps_the_projects_shared_files(made: Path, project: Path) -> None:
+    """The YAML may rename the device (the generated code follows it); the package, and so the
+    shared files, stay what `init` made: nothing of torch_acme is deleted or renamed."""
+    config = project / "yaml" / "acme.yaml"
+    config.write_text(config.read_text().replace("\ndevice: acme\n", "\ndevice: qux\n").replace(
+        "torch.classes.acme.", "torch.classes.qux."))
+    process = generate(project)
+    assert process.returncode == 0, process.stderr
+    changed = [line.split() for line in process.stdout.splitlines()]
+    assert not [words for words in changed if words[0] in ("created", "updated", "merged", "deleted")
+                and not words[-1].startswith(("generated/", "kernels/"))]
+    assert (project / "python" / "torch_acme" / "_device.py").is_file()
+    assert not (project / "python" / "torch_qux").exists()
+    assert manifest(project)["shared_files"].keys() == manifest(made)["shared_files"].keys()

@@ -43,6 +43,7 @@ from ..write.merge import MergeOutcome, MergeResult
 from ..write.plan import Action, Plan, check_unique_paths, plan_outputs
 from ..write.shared import SharedPlan, plan_shared_files
 from ..write.uptodate import orphan_note, up_to_date_line
+from .project import project_names
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,8 @@ def prepare(options: GenerateOptions, *, check: bool = False, config: BackendCon
     generated.append(emit_sources_cmake(context, generated, compiled, orphaned))
     shared = None
     if layout.project_root is not None:
-        files = shared_files(ProjectNames(selection.config.device))
+        names = project_names(layout.project_root) or ProjectNames(selection.config.device)
+        files = shared_files(names)
         shared = plan_shared_files(files, previous, layout, layout.project_root)
     manifest = build_manifest(
         context, generated, kernel_files, orphaned, scaffolds, shared.records if shared is not None else {}

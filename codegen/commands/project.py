@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import ProjectConfigError, SourceLocation
 from ..model.outputs import DEFAULT_KERNELS_DIR_NAME, GenerateOptions
+from ..model.project import ProjectNames
 from ..paths import path_problem, real_path
 from ..resources import read_private_json, user_cache_dir, write_private_json
 
@@ -111,6 +112,29 @@ def _checked_table(table: Any, location: SourceLocation) -> dict[str, str] | Non
         if problem is not None:
             raise ProjectConfigError(f"[tool.{SETTINGS_TABLE}] {key} {problem}", location=location)
     return dict(table)
+
+
+def project_names(root: Path) -> ProjectNames | None:
+    """A backend project's names as `init` made them, from its package's name in pyproject.toml
+    (`torch_<device>`): its shared files keep them even where the YAML renames the device later
+    (the generated code follows the YAML; the package stays what it was). None: not such a name."""
+    pyproject = root / "pyproject.toml"
+    location = SourceLocation(str(pyproject))
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ProjectConfigError(f"cannot be read: {error}", location=location) from None
+    except tomllib.TOMLDecodeError as error:
+        raise ProjectConfigError(f"invalid TOML: {error}", location=location) from None
+    project = document.get("project")
+    name = project.get("name") if isinstance(project, dict) else None
+    if not isinstance(name, str) or not name.startswith("torch_") or not name[len("torch_"):].isidentifier():
+        return None
+    return ProjectNames(name[len("torch_"):])
 
 
 @dataclass(frozen=True)
