@@ -27,19 +27,20 @@ from ..paths import MAX_INPUT_BYTES, display_path, read_bounded
 from .merge import MergeOutcome, MergeResult
 
 
-def read_kernel_file(path: Path, root: Path) -> str | None:
+def read_kernel_file(path: Path, root: Path, what: str = "kernel file") -> str | None:
+    """A file of the user's (a kernel file, or `what`) as text; None when it is not there."""
     try:
         data = read_bounded(path, MAX_INPUT_BYTES)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise OutputError(
-            f"cannot read the kernel file: {error.strerror or error}",
+            f"cannot read the {what}: {error.strerror or error}",
             location=SourceLocation(display_path(path, root)),
         ) from None
     if len(data) > MAX_INPUT_BYTES:
         raise OutputError(
-            f"the kernel file is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; not a kernel file",
+            f"the {what} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; not a {what}",
             location=SourceLocation(display_path(path, root)),
         )
     return data.decode("utf-8", errors="surrogateescape")

@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import OutputError, SourceLocation
 from ..model.manifest import Manifest, SharedFileRecord, git_blob_id
 from ..model.outputs import Layout, has_conflict_markers
 from ..parse import project_history
-from ..paths import MAX_INPUT_BYTES, display_path, read_bounded
+from ..paths import display_path
+from .kernel_text import read_kernel_file
 from .merge import three_way_merge
 from .plan import Action, Change
 
@@ -38,16 +38,7 @@ class SharedPlan:
 
 
 def _read(path: Path, root: Path) -> str | None:
-    try:
-        data = read_bounded(path, MAX_INPUT_BYTES)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise OutputError(
-            f"cannot read this shared file: {error.strerror or error}",
-            location=SourceLocation(display_path(path, root)),
-        ) from None
-    return data.decode("utf-8", errors="surrogateescape")
+    return read_kernel_file(path, root, "shared file")
 
 
 def _base(

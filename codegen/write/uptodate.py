@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,44 +92,45 @@ def _check_tree(
     # ~1400 files: plain strings and os.open(), not pathlib (whose joins cost more than the
     # reads); a file verified by an earlier check and unchanged since is not read at all.
     out_dir = os.fspath(options.out_dir)
-    for relative in facts.files:
-        path = os.path.join(out_dir, relative)
-        if known.unchanged(relative, path):
-            continue
-        if manifest is None:
-            return None
-        read = _read_regular(path)
-        if read is None or hashlib.sha256(read[0]).hexdigest() != manifest.files[relative]:
-            return None
-        known.verified(relative, read[1])
-    kernels_prefix = Path(os.path.relpath(options.kernels_dir, options.out_dir)).as_posix() + "/"
-    for relative in facts.kernel_files:
-        if not relative.startswith(kernels_prefix):
-            return None  # written for another kernels directory
-        path = os.path.join(out_dir, relative)
-        if known.unchanged(relative, path):
-            continue
-        if manifest is None:
-            return None
-        read = _read_regular(path)
-        if read is None or not kernel_file_is_current(read[0], manifest.kernel_files[relative], relative):
-            return None
-        known.verified(relative, read[1])
-    if not all(_is_regular(os.path.join(out_dir, relative)) for relative in facts.orphaned_kernel_files):
-        return None
-    for relative in facts.shared_files:
+
+    def current(relatives: tuple[str, ...], judge: Callable[[str, bytes], bool]) -> bool:
+        """Each file is unchanged since verified, or (with the parsed manifest) read and judged."""
+        for relative in relatives:
+            path = os.path.join(out_dir, relative)
+            if known.unchanged(relative, path):
+                continue
+            if manifest is None:
+                return False
+            read = _read_regular(path)
+            if read is None or not judge(relative, read[0]):
+                return False
+            known.verified(relative, read[1])
+        return True
+
+    # Judged only with the parsed manifest: without it, `current` answers before judging.
+    def generated_ok(relative: str, data: bytes) -> bool:
+        return manifest is not None and hashlib.sha256(data).hexdigest() == manifest.files[relative]
+
+    def kernel_ok(relative: str, data: bytes) -> bool:
+        return manifest is not None and kernel_file_is_current(data, manifest.kernel_files[relative], relative)
+
+    def shared_ok(relative: str, data: bytes) -> bool:
         # A shared file is current, whatever the team made of it, while it holds no unresolved
         # merge: this generator's text for it is the manifest's (write/shared.py). A missing one
         # is for the full run to name.
-        path = os.path.join(out_dir, relative)
-        if known.unchanged(relative, path):
-            continue
-        if manifest is None:
-            return None
-        read = _read_regular(path)
-        if read is None or has_conflict_markers(read[0].decode("utf-8", errors="surrogateescape")):
-            return None
-        known.verified(relative, read[1])
+        return not has_conflict_markers(data.decode("utf-8", errors="surrogateescape"))
+
+    if not current(facts.files, generated_ok):
+        return None
+    kernels_prefix = Path(os.path.relpath(options.kernels_dir, options.out_dir)).as_posix() + "/"
+    if not all(relative.startswith(kernels_prefix) for relative in facts.kernel_files):
+        return None  # written for another kernels directory
+    if not current(facts.kernel_files, kernel_ok):
+        return None
+    if not all(_is_regular(os.path.join(out_dir, relative)) for relative in facts.orphaned_kernel_files):
+        return None
+    if not current(facts.shared_files, shared_ok):
+        return None
     orphaned = tuple(options.out_dir / relative for relative in facts.orphaned_kernel_files)
     if any(scaffold_is_missing(options.out_dir / relative) for relative in facts.custom_class_files):
         return None
