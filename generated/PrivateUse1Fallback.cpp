@@ -60,6 +60,8 @@ at::Tensor & fallback_cumprod_out(const at::Tensor & self, int64_t dim, ::std::o
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&boxed_fallback>());
+  // Also the policy of kernels that decline (declined_kernel.h).
+  rt::install_fallback_policy(kPolicy);
 }
 
 // fallback.explicit: typed per-op wrappers, registered like kernels, allowed whatever the default.
@@ -71,4 +73,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 TORCH_LIBRARY_FRAGMENT(foo, m) {
   m.def("_fallback_counts() -> (str[], int[])", &rt::fallback_counts);
   m.def("_reset_fallback_counts() -> ()", &rt::reset_fallback_counts);
+  m.def("_declined_kernel_counts() -> (str[], int[])", &rt::declined_kernel_counts);
 }

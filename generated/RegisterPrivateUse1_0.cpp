@@ -53,6 +53,51 @@
 #include "native/tanh.h"
 #include "native/triu.h"
 #include "native/upsample_nearest2d.h"
+#include "declined_kernel.h"
+#include <ATen/ops/_adaptive_avg_pool2d_ops.h>
+#include <ATen/ops/_foreach_addcdiv_ops.h>
+#include <ATen/ops/_foreach_mul_ops.h>
+#include <ATen/ops/_foreach_neg_ops.h>
+#include <ATen/ops/_foreach_sqrt_ops.h>
+#include <ATen/ops/_fused_adamw_ops.h>
+#include <ATen/ops/_fused_sgd_ops.h>
+#include <ATen/ops/_index_put_impl_ops.h>
+#include <ATen/ops/_log_softmax_backward_data_ops.h>
+#include <ATen/ops/_native_batch_norm_legit_ops.h>
+#include <ATen/ops/abs_ops.h>
+#include <ATen/ops/add_ops.h>
+#include <ATen/ops/addcmul_ops.h>
+#include <ATen/ops/all_ops.h>
+#include <ATen/ops/avg_pool2d_backward_ops.h>
+#include <ATen/ops/bitwise_and_ops.h>
+#include <ATen/ops/clamp_min_ops.h>
+#include <ATen/ops/div_ops.h>
+#include <ATen/ops/gelu_ops.h>
+#include <ATen/ops/gt_ops.h>
+#include <ATen/ops/hardsigmoid_ops.h>
+#include <ATen/ops/hardtanh_backward_ops.h>
+#include <ATen/ops/index_ops.h>
+#include <ATen/ops/lerp_ops.h>
+#include <ATen/ops/max_ops.h>
+#include <ATen/ops/maximum_ops.h>
+#include <ATen/ops/min_ops.h>
+#include <ATen/ops/mm_ops.h>
+#include <ATen/ops/mse_loss_ops.h>
+#include <ATen/ops/mul_ops.h>
+#include <ATen/ops/native_batch_norm_ops.h>
+#include <ATen/ops/native_layer_norm_backward_ops.h>
+#include <ATen/ops/ne_ops.h>
+#include <ATen/ops/neg_ops.h>
+#include <ATen/ops/random_ops.h>
+#include <ATen/ops/relu_ops.h>
+#include <ATen/ops/rsqrt_ops.h>
+#include <ATen/ops/sigmoid_backward_ops.h>
+#include <ATen/ops/sigmoid_ops.h>
+#include <ATen/ops/silu_ops.h>
+#include <ATen/ops/sin_ops.h>
+#include <ATen/ops/tanh_ops.h>
+#include <ATen/ops/triu_ops.h>
+#include <ATen/ops/upsample_nearest2d_ops.h>
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -65,32 +110,56 @@ at::Tensor wrapper__adaptive_avg_pool2d(const at::Tensor & self, c10::SymIntArra
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::_adaptive_avg_pool2d", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_adaptive_avg_pool2d(self, C10_AS_INTARRAYREF_SLOW(output_size));
+  try {
+    return foo::_adaptive_avg_pool2d(self, C10_AS_INTARRAYREF_SLOW(output_size));
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_adaptive_avg_pool2d>::call(self, output_size);
+  }
 }
 
 void wrapper__foreach_addcdiv__ScalarList(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, at::ArrayRef<at::Scalar> scalars) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_addcdiv_(self, tensor1, tensor2, scalars);
+  try {
+    return foo::_foreach_addcdiv_(self, tensor1, tensor2, scalars);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_addcdiv__ScalarList>::call(self, tensor1, tensor2, scalars);
+  }
 }
 
 ::std::vector<at::Tensor> wrapper__foreach_mul_Scalar(at::TensorList self, const at::Scalar & scalar) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_mul(self, scalar);
+  try {
+    return foo::_foreach_mul(self, scalar);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_mul_Scalar>::call(self, scalar);
+  }
 }
 
 void wrapper__foreach_mul__Scalar(at::TensorList self, const at::Scalar & scalar) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_mul_(self, scalar);
+  try {
+    return foo::_foreach_mul_(self, scalar);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_mul__Scalar>::call(self, scalar);
+  }
 }
 
 ::std::vector<at::Tensor> wrapper__foreach_neg(at::TensorList self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_neg(self);
+  try {
+    return foo::_foreach_neg(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_neg>::call(self);
+  }
 }
 
 void wrapper__foreach_sqrt_(at::TensorList self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_sqrt_(self);
+  try {
+    return foo::_foreach_sqrt_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_sqrt_>::call(self);
+  }
 }
 
 void wrapper__fused_adamw_(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
@@ -102,17 +171,29 @@ void wrapper__fused_adamw_(at::TensorList self, at::TensorList grads, at::Tensor
   c10::impl::check_and_update_common_device(common_device, max_exp_avg_sqs, "aten::_fused_adamw_", "max_exp_avg_sqs");
   c10::impl::check_and_update_common_device(common_device, state_steps, "aten::_fused_adamw_", "state_steps");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  try {
+    return foo::_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_adamw_>::call(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  }
 }
 
 void wrapper__fused_sgd__tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList momentum_buffer_list, double weight_decay, double momentum, const at::Tensor & lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_fused_sgd_(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+  try {
+    return foo::_fused_sgd_(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_sgd__tensor_lr>::call(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+  }
 }
 
 at::Tensor & wrapper__index_put_impl_(at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, const at::Tensor & values, bool accumulate, bool unsafe) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_index_put_impl_(self, indices, values, accumulate, unsafe);
+  try {
+    return foo::_index_put_impl_(self, indices, values, accumulate, unsafe);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_index_put_impl_>::call(self, indices, values, accumulate, unsafe);
+  }
 }
 
 at::Tensor wrapper__log_softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
@@ -120,7 +201,11 @@ at::Tensor wrapper__log_softmax_backward_data(const at::Tensor & grad_output, co
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_log_softmax_backward_data", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::_log_softmax_backward_data", "output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
-  return foo::_log_softmax_backward_data(grad_output, output, dim, input_dtype);
+  try {
+    return foo::_log_softmax_backward_data(grad_output, output, dim, input_dtype);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_log_softmax_backward_data>::call(grad_output, output, dim, input_dtype);
+  }
 }
 
 at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & out) {
@@ -129,7 +214,11 @@ at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_outp
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_log_softmax_backward_data.out", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::_log_softmax_backward_data.out", "output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
-  return foo::_log_softmax_backward_data_out(grad_output, output, dim, input_dtype, out);
+  try {
+    return foo::_log_softmax_backward_data_out(grad_output, output, dim, input_dtype, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_log_softmax_backward_data_out>::call(grad_output, output, dim, input_dtype, out);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__native_batch_norm_legit(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, bool training, double momentum, double eps) {
@@ -140,27 +229,47 @@ at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_outp
   c10::impl::check_and_update_common_device(common_device, running_mean, "aten::_native_batch_norm_legit", "running_mean");
   c10::impl::check_and_update_common_device(common_device, running_var, "aten::_native_batch_norm_legit", "running_var");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
-  return foo::_native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps);
+  try {
+    return foo::_native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_native_batch_norm_legit>::call(input, weight, bias, running_mean, running_var, training, momentum, eps);
+  }
 }
 
 at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::abs_out(self, out);
+  try {
+    return foo::abs_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs_out>::call(self, out);
+  }
 }
 
 at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::add(self, other, alpha);
+  try {
+    return foo::add(self, other, alpha);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::add_Tensor>::call(self, other, alpha);
+  }
 }
 
 at::Tensor & wrapper_addcmul_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::addcmul_out(self, tensor1, tensor2, value, out);
+  try {
+    return foo::addcmul_out(self, tensor1, tensor2, value, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcmul_out>::call(self, tensor1, tensor2, value, out);
+  }
 }
 
 at::Tensor & wrapper_all_all_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::all_out(self, out);
+  try {
+    return foo::all_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::all_all_out>::call(self, out);
+  }
 }
 
 at::Tensor wrapper_as_strided(const at::Tensor & self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride, ::std::optional<c10::SymInt> storage_offset) {
@@ -173,22 +282,38 @@ at::Tensor & wrapper_avg_pool2d_backward_grad_input(const at::Tensor & grad_outp
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::avg_pool2d_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d_backward.grad_input", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::avg_pool2d_backward_out(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, grad_input);
+  try {
+    return foo::avg_pool2d_backward_out(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::avg_pool2d_backward_grad_input>::call(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, grad_input);
+  }
 }
 
 at::Tensor & wrapper_bitwise_and_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::bitwise_and_out(self, other, out);
+  try {
+    return foo::bitwise_and_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::bitwise_and_Tensor_out>::call(self, other, out);
+  }
 }
 
 at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Tensor & min, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::clamp_min_out(self, min, out);
+  try {
+    return foo::clamp_min_out(self, min, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::clamp_min_Tensor_out>::call(self, min, out);
+  }
 }
 
 at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::div_(self, other);
+  try {
+    return foo::div_(self, other);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::div__Tensor>::call(self, other);
+  }
 }
 
 at::Tensor wrapper_empty_memory_format(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory, ::std::optional<at::MemoryFormat> memory_format) {
@@ -208,17 +333,29 @@ at::Tensor & wrapper_fill__Scalar(at::Tensor & self, const at::Scalar & value) {
 
 at::Tensor wrapper_gelu(const at::Tensor & self, c10::string_view approximate) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::gelu(self, approximate);
+  try {
+    return foo::gelu(self, approximate);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gelu>::call(self, approximate);
+  }
 }
 
 at::Tensor & wrapper_gt_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::gt_out(self, other, out);
+  try {
+    return foo::gt_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gt_Tensor_out>::call(self, other, out);
+  }
 }
 
 at::Tensor & wrapper_hardsigmoid_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardsigmoid_out(self, out);
+  try {
+    return foo::hardsigmoid_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardsigmoid_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_hardtanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & grad_input) {
@@ -227,47 +364,83 @@ at::Tensor & wrapper_hardtanh_backward_grad_input(const at::Tensor & grad_output
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardtanh_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::hardtanh_backward.grad_input", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardtanh_backward_out(grad_output, self, min_val, max_val, grad_input);
+  try {
+    return foo::hardtanh_backward_out(grad_output, self, min_val, max_val, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh_backward_grad_input>::call(grad_output, self, min_val, max_val, grad_input);
+  }
 }
 
 at::Tensor & wrapper_index_Tensor_out(const at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::index_out(self, indices, out);
+  try {
+    return foo::index_out(self, indices, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::index_Tensor_out>::call(self, indices, out);
+  }
 }
 
 at::Tensor & wrapper_lerp_Tensor_out(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::lerp_out(self, end, weight, out);
+  try {
+    return foo::lerp_out(self, end, weight, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp_Tensor_out>::call(self, end, weight, out);
+  }
 }
 
 at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, const at::Tensor & weight) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::lerp_(self, end, weight);
+  try {
+    return foo::lerp_(self, end, weight);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp__Tensor>::call(self, end, weight);
+  }
 }
 
 at::Tensor wrapper_max(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::max(self);
+  try {
+    return foo::max(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max>::call(self);
+  }
 }
 
 ::std::tuple<at::Tensor &,at::Tensor &> wrapper_max_dim_max(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & max, at::Tensor & max_values) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::max_out(self, dim, keepdim, max, max_values);
+  try {
+    return foo::max_out(self, dim, keepdim, max, max_values);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_dim_max>::call(self, dim, keepdim, max, max_values);
+  }
 }
 
 at::Tensor & wrapper_max_unary_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::max_out(self, out);
+  try {
+    return foo::max_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_unary_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_maximum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::maximum_out(self, other, out);
+  try {
+    return foo::maximum_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::maximum_out>::call(self, other, out);
+  }
 }
 
 at::Tensor wrapper_min(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::min(self);
+  try {
+    return foo::min(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::min>::call(self);
+  }
 }
 
 at::Tensor & wrapper_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
@@ -276,17 +449,29 @@ at::Tensor & wrapper_mm_out(const at::Tensor & self, const at::Tensor & mat2, at
   c10::impl::check_and_update_common_device(common_device, self, "aten::mm.out", "self");
   c10::impl::check_and_update_common_device(common_device, mat2, "aten::mm.out", "mat2");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::mm_out(self, mat2, out);
+  try {
+    return foo::mm_out(self, mat2, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mm_out>::call(self, mat2, out);
+  }
 }
 
 at::Tensor & wrapper_mse_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::mse_loss_out(self, target, reduction, out);
+  try {
+    return foo::mse_loss_out(self, target, reduction, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mse_loss_out>::call(self, target, reduction, out);
+  }
 }
 
 at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::mul(self, other);
+  try {
+    return foo::mul(self, other);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mul_Tensor>::call(self, other);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_batch_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, bool training, double momentum, double eps) {
@@ -297,7 +482,11 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
   c10::impl::check_and_update_common_device(common_device, running_mean, "aten::native_batch_norm", "running_mean");
   c10::impl::check_and_update_common_device(common_device, running_var, "aten::native_batch_norm", "running_var");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
-  return foo::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+  try {
+    return foo::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_batch_norm>::call(input, weight, bias, running_mean, running_var, training, momentum, eps);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, ::std::array<bool,3> output_mask) {
@@ -309,52 +498,92 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
   c10::impl::check_and_update_common_device(common_device, weight, "aten::native_layer_norm_backward", "weight");
   c10::impl::check_and_update_common_device(common_device, bias, "aten::native_layer_norm_backward", "bias");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
-  return foo::native_layer_norm_backward(grad_out, input, C10_AS_INTARRAYREF_SLOW(normalized_shape), mean, rstd, weight, bias, output_mask);
+  try {
+    return foo::native_layer_norm_backward(grad_out, input, C10_AS_INTARRAYREF_SLOW(normalized_shape), mean, rstd, weight, bias, output_mask);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_layer_norm_backward>::call(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+  }
 }
 
 at::Tensor & wrapper_ne_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::ne_out(self, other, out);
+  try {
+    return foo::ne_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ne_Scalar_out>::call(self, other, out);
+  }
 }
 
 at::Tensor & wrapper_ne_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::ne_out(self, other, out);
+  try {
+    return foo::ne_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ne_Tensor_out>::call(self, other, out);
+  }
 }
 
 at::Tensor wrapper_neg(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::neg(self);
+  try {
+    return foo::neg(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::neg>::call(self);
+  }
 }
 
 at::Tensor & wrapper_neg_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::neg_out(self, out);
+  try {
+    return foo::neg_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::neg_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_neg_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::neg_(self);
+  try {
+    return foo::neg_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::neg_>::call(self);
+  }
 }
 
 at::Tensor & wrapper_random_(at::Tensor & self, ::std::optional<at::Generator> generator) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::random_(self, generator);
+  try {
+    return foo::random_(self, generator);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::random_>::call(self, generator);
+  }
 }
 
 at::Tensor wrapper_relu(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::relu(self);
+  try {
+    return foo::relu(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::relu>::call(self);
+  }
 }
 
 at::Tensor wrapper_rsqrt(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::rsqrt(self);
+  try {
+    return foo::rsqrt(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::rsqrt>::call(self);
+  }
 }
 
 at::Tensor & wrapper_rsqrt_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::rsqrt_(self);
+  try {
+    return foo::rsqrt_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::rsqrt_>::call(self);
+  }
 }
 
 at::Tensor & wrapper_set__source_Tensor(at::Tensor & self, const at::Tensor & source) {
@@ -363,12 +592,20 @@ at::Tensor & wrapper_set__source_Tensor(at::Tensor & self, const at::Tensor & so
 
 at::Tensor wrapper_sigmoid(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sigmoid(self);
+  try {
+    return foo::sigmoid(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sigmoid>::call(self);
+  }
 }
 
 at::Tensor & wrapper_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sigmoid_out(self, out);
+  try {
+    return foo::sigmoid_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sigmoid_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
@@ -377,24 +614,40 @@ at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output,
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::sigmoid_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::sigmoid_backward.grad_input", "output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
-  return foo::sigmoid_backward_out(grad_output, output, grad_input);
+  try {
+    return foo::sigmoid_backward_out(grad_output, output, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sigmoid_backward_grad_input>::call(grad_output, output, grad_input);
+  }
 }
 
 at::Tensor wrapper_silu(const at::Tensor & self) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::silu", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::silu(self);
+  try {
+    return foo::silu(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::silu>::call(self);
+  }
 }
 
 at::Tensor & wrapper_sin_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sin_(self);
+  try {
+    return foo::sin_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sin_>::call(self);
+  }
 }
 
 at::Tensor & wrapper_tanh_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::tanh_(self);
+  try {
+    return foo::tanh_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tanh_>::call(self);
+  }
 }
 
 at::Tensor & wrapper_triu_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
@@ -402,7 +655,11 @@ at::Tensor & wrapper_triu_out(const at::Tensor & self, c10::SymInt diagonal, at:
   c10::impl::check_and_update_common_device(common_device, out, "aten::triu.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::triu.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::triu_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
+  try {
+    return foo::triu_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::triu_out>::call(self, diagonal, out);
+  }
 }
 
 at::Tensor & wrapper_upsample_nearest2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
@@ -410,7 +667,11 @@ at::Tensor & wrapper_upsample_nearest2d_out(const at::Tensor & self, c10::SymInt
   c10::impl::check_and_update_common_device(common_device, out, "aten::upsample_nearest2d.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::upsample_nearest2d.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::upsample_nearest2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h, scales_w, out);
+  try {
+    return foo::upsample_nearest2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h, scales_w, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::upsample_nearest2d_out>::call(self, output_size, scales_h, scales_w, out);
+  }
 }
 
 }  // namespace

@@ -59,6 +59,59 @@
 #include "native/uniform.h"
 #include "native/upsample_bilinear2d.h"
 #include "native/where.h"
+#include "declined_kernel.h"
+#include <ATen/ops/_adaptive_avg_pool2d_backward_ops.h>
+#include <ATen/ops/_foreach_add_ops.h>
+#include <ATen/ops/_foreach_maximum_ops.h>
+#include <ATen/ops/_foreach_norm_ops.h>
+#include <ATen/ops/_fused_adam_ops.h>
+#include <ATen/ops/_fused_sgd_ops.h>
+#include <ATen/ops/_log_softmax_ops.h>
+#include <ATen/ops/_native_batch_norm_legit_ops.h>
+#include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu_backward_ops.h>
+#include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu_ops.h>
+#include <ATen/ops/_softmax_backward_data_ops.h>
+#include <ATen/ops/_softmax_ops.h>
+#include <ATen/ops/abs_ops.h>
+#include <ATen/ops/addcdiv_ops.h>
+#include <ATen/ops/all_ops.h>
+#include <ATen/ops/avg_pool2d_ops.h>
+#include <ATen/ops/ceil_ops.h>
+#include <ATen/ops/cumsum_ops.h>
+#include <ATen/ops/div_ops.h>
+#include <ATen/ops/embedding_dense_backward_ops.h>
+#include <ATen/ops/exp_ops.h>
+#include <ATen/ops/gather_ops.h>
+#include <ATen/ops/ge_ops.h>
+#include <ATen/ops/gelu_backward_ops.h>
+#include <ATen/ops/hardsigmoid_backward_ops.h>
+#include <ATen/ops/hardtanh_backward_ops.h>
+#include <ATen/ops/hardtanh_ops.h>
+#include <ATen/ops/le_ops.h>
+#include <ATen/ops/lerp_ops.h>
+#include <ATen/ops/log_ops.h>
+#include <ATen/ops/lt_ops.h>
+#include <ATen/ops/masked_select_ops.h>
+#include <ATen/ops/max_pool2d_with_indices_ops.h>
+#include <ATen/ops/minimum_ops.h>
+#include <ATen/ops/mse_loss_ops.h>
+#include <ATen/ops/mul_ops.h>
+#include <ATen/ops/native_batch_norm_backward_ops.h>
+#include <ATen/ops/native_dropout_ops.h>
+#include <ATen/ops/native_group_norm_ops.h>
+#include <ATen/ops/nll_loss_backward_ops.h>
+#include <ATen/ops/nll_loss_forward_ops.h>
+#include <ATen/ops/normal_ops.h>
+#include <ATen/ops/pow_ops.h>
+#include <ATen/ops/random_ops.h>
+#include <ATen/ops/reciprocal_ops.h>
+#include <ATen/ops/rsqrt_ops.h>
+#include <ATen/ops/scatter_add_ops.h>
+#include <ATen/ops/sqrt_ops.h>
+#include <ATen/ops/tanh_ops.h>
+#include <ATen/ops/uniform_ops.h>
+#include <ATen/ops/upsample_bilinear2d_ops.h>
+#include <ATen/ops/where_ops.h>
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -72,7 +125,11 @@ at::Tensor wrapper__adaptive_avg_pool2d_backward(const at::Tensor & grad_output,
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_adaptive_avg_pool2d_backward", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::_adaptive_avg_pool2d_backward", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_adaptive_avg_pool2d_backward(grad_output, self);
+  try {
+    return foo::_adaptive_avg_pool2d_backward(grad_output, self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_adaptive_avg_pool2d_backward>::call(grad_output, self);
+  }
 }
 
 at::Tensor wrapper__copy_from_and_resize(const at::Tensor & self, const at::Tensor & dst) {
@@ -82,22 +139,38 @@ at::Tensor wrapper__copy_from_and_resize(const at::Tensor & self, const at::Tens
 
 void wrapper__foreach_add__Scalar(at::TensorList self, const at::Scalar & scalar) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_add_(self, scalar);
+  try {
+    return foo::_foreach_add_(self, scalar);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_add__Scalar>::call(self, scalar);
+  }
 }
 
 void wrapper__foreach_maximum__List(at::TensorList self, at::TensorList other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_maximum_(self, other);
+  try {
+    return foo::_foreach_maximum_(self, other);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_maximum__List>::call(self, other);
+  }
 }
 
 ::std::vector<at::Tensor> wrapper__foreach_norm_Scalar(at::TensorList self, const at::Scalar & ord, ::std::optional<at::ScalarType> dtype) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_norm(self, ord, dtype);
+  try {
+    return foo::_foreach_norm(self, ord, dtype);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_norm_Scalar>::call(self, ord, dtype);
+  }
 }
 
 void wrapper__fused_adam__tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, const at::Tensor & lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  try {
+    return foo::_fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_adam__tensor_lr>::call(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  }
 }
 
 void wrapper__fused_sgd_(at::TensorList self, at::TensorList grads, at::TensorList momentum_buffer_list, double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
@@ -106,14 +179,22 @@ void wrapper__fused_sgd_(at::TensorList self, at::TensorList grads, at::TensorLi
   c10::impl::check_and_update_common_device(common_device, grads, "aten::_fused_sgd_", "grads");
   c10::impl::check_and_update_common_device(common_device, momentum_buffer_list, "aten::_fused_sgd_", "momentum_buffer_list");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_fused_sgd_(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+  try {
+    return foo::_fused_sgd_(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_sgd_>::call(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
+  }
 }
 
 at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::_log_softmax", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_log_softmax(self, dim, half_to_float);
+  try {
+    return foo::_log_softmax(self, dim, half_to_float);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_log_softmax>::call(self, dim, half_to_float);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__native_batch_norm_legit_no_stats(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, bool training, double momentum, double eps) {
@@ -122,7 +203,11 @@ at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_
   c10::impl::check_and_update_common_device(common_device, weight, "aten::_native_batch_norm_legit.no_stats", "weight");
   c10::impl::check_and_update_common_device(common_device, bias, "aten::_native_batch_norm_legit.no_stats", "bias");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
-  return foo::_native_batch_norm_legit(input, weight, bias, training, momentum, eps);
+  try {
+    return foo::_native_batch_norm_legit(input, weight, bias, training, momentum, eps);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_native_batch_norm_legit_no_stats>::call(input, weight, bias, training, momentum, eps);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor> wrapper__scaled_dot_product_flash_attention_for_cpu(const at::Tensor & query, const at::Tensor & key, const at::Tensor & value, double dropout_p, bool is_causal, const ::std::optional<at::Tensor> & attn_mask, ::std::optional<double> scale) {
@@ -131,19 +216,31 @@ at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_
   c10::impl::check_and_update_common_device(common_device, key, "aten::_scaled_dot_product_flash_attention_for_cpu", "key");
   c10::impl::check_and_update_common_device(common_device, value, "aten::_scaled_dot_product_flash_attention_for_cpu", "value");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(query));
-  return foo::_scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal, attn_mask, scale);
+  try {
+    return foo::_scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal, attn_mask, scale);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_scaled_dot_product_flash_attention_for_cpu>::call(query, key, value, dropout_p, is_causal, attn_mask, scale);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper__scaled_dot_product_flash_attention_for_cpu_backward(const at::Tensor & grad_out, const at::Tensor & query, const at::Tensor & key, const at::Tensor & value, const at::Tensor & out, const at::Tensor & logsumexp, double dropout_p, bool is_causal, const ::std::optional<at::Tensor> & attn_mask, ::std::optional<double> scale) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
-  return foo::_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+  try {
+    return foo::_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_scaled_dot_product_flash_attention_for_cpu_backward>::call(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+  }
 }
 
 at::Tensor wrapper__softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::_softmax", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_softmax(self, dim, half_to_float);
+  try {
+    return foo::_softmax(self, dim, half_to_float);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_softmax>::call(self, dim, half_to_float);
+  }
 }
 
 at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & grad_input) {
@@ -152,22 +249,38 @@ at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, 
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_softmax_backward_data.out", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::_softmax_backward_data.out", "output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
-  return foo::_softmax_backward_data_out(grad_output, output, dim, input_dtype, grad_input);
+  try {
+    return foo::_softmax_backward_data_out(grad_output, output, dim, input_dtype, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_softmax_backward_data_out>::call(grad_output, output, dim, input_dtype, grad_input);
+  }
 }
 
 at::Tensor wrapper_abs(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::abs(self);
+  try {
+    return foo::abs(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs>::call(self);
+  }
 }
 
 at::Tensor wrapper_addcdiv(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::addcdiv(self, tensor1, tensor2, value);
+  try {
+    return foo::addcdiv(self, tensor1, tensor2, value);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcdiv>::call(self, tensor1, tensor2, value);
+  }
 }
 
 at::Tensor & wrapper_all_out(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::all_out(self, dim, keepdim, out);
+  try {
+    return foo::all_out(self, dim, keepdim, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::all_out>::call(self, dim, keepdim, out);
+  }
 }
 
 at::Tensor & wrapper_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & out) {
@@ -175,12 +288,20 @@ at::Tensor & wrapper_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef ker
   c10::impl::check_and_update_common_device(common_device, out, "aten::avg_pool2d.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::avg_pool2d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
+  try {
+    return foo::avg_pool2d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::avg_pool2d_out>::call(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
+  }
 }
 
 at::Tensor & wrapper_ceil_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::ceil_(self);
+  try {
+    return foo::ceil_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ceil_>::call(self);
+  }
 }
 
 at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
@@ -194,12 +315,20 @@ at::Tensor wrapper_convolution_overrideable(const at::Tensor & input, const at::
 
 at::Tensor & wrapper_cumsum_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::cumsum_out(self, dim, dtype, out);
+  try {
+    return foo::cumsum_out(self, dim, dtype, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cumsum_out>::call(self, dim, dtype, out);
+  }
 }
 
 at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::div(self, other);
+  try {
+    return foo::div(self, other);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::div_Tensor>::call(self, other);
+  }
 }
 
 at::Tensor wrapper_embedding_dense_backward(const at::Tensor & grad_output, const at::Tensor & indices, c10::SymInt num_weights, c10::SymInt padding_idx, bool scale_grad_by_freq) {
@@ -207,12 +336,20 @@ at::Tensor wrapper_embedding_dense_backward(const at::Tensor & grad_output, cons
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::embedding_dense_backward", "grad_output");
   c10::impl::check_and_update_common_device(common_device, indices, "aten::embedding_dense_backward", "indices");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
-  return foo::embedding_dense_backward(grad_output, indices, num_weights.guard_int(__FILE__, __LINE__), padding_idx.guard_int(__FILE__, __LINE__), scale_grad_by_freq);
+  try {
+    return foo::embedding_dense_backward(grad_output, indices, num_weights.guard_int(__FILE__, __LINE__), padding_idx.guard_int(__FILE__, __LINE__), scale_grad_by_freq);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::embedding_dense_backward>::call(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+  }
 }
 
 at::Tensor wrapper_exp(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::exp(self);
+  try {
+    return foo::exp(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::exp>::call(self);
+  }
 }
 
 at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, at::Tensor & out) {
@@ -221,12 +358,20 @@ at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::
   c10::impl::check_and_update_common_device(common_device, self, "aten::gather.out", "self");
   c10::impl::check_and_update_common_device(common_device, index, "aten::gather.out", "index");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::gather_out(self, dim, index, sparse_grad, out);
+  try {
+    return foo::gather_out(self, dim, index, sparse_grad, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gather_out>::call(self, dim, index, sparse_grad, out);
+  }
 }
 
 at::Tensor & wrapper_ge_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::ge_out(self, other, out);
+  try {
+    return foo::ge_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ge_Scalar_out>::call(self, other, out);
+  }
 }
 
 at::Tensor wrapper_gelu_backward(const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate) {
@@ -234,7 +379,11 @@ at::Tensor wrapper_gelu_backward(const at::Tensor & grad_output, const at::Tenso
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::gelu_backward", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::gelu_backward", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::gelu_backward(grad_output, self, approximate);
+  try {
+    return foo::gelu_backward(grad_output, self, approximate);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gelu_backward>::call(grad_output, self, approximate);
+  }
 }
 
 at::Tensor & wrapper_hardsigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
@@ -243,12 +392,20 @@ at::Tensor & wrapper_hardsigmoid_backward_grad_input(const at::Tensor & grad_out
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardsigmoid_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::hardsigmoid_backward.grad_input", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardsigmoid_backward_out(grad_output, self, grad_input);
+  try {
+    return foo::hardsigmoid_backward_out(grad_output, self, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardsigmoid_backward_grad_input>::call(grad_output, self, grad_input);
+  }
 }
 
 at::Tensor & wrapper_hardtanh_(at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardtanh_(self, min_val, max_val);
+  try {
+    return foo::hardtanh_(self, min_val, max_val);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh_>::call(self, min_val, max_val);
+  }
 }
 
 at::Tensor wrapper_hardtanh_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
@@ -256,37 +413,65 @@ at::Tensor wrapper_hardtanh_backward(const at::Tensor & grad_output, const at::T
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardtanh_backward", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::hardtanh_backward", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardtanh_backward(grad_output, self, min_val, max_val);
+  try {
+    return foo::hardtanh_backward(grad_output, self, min_val, max_val);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh_backward>::call(grad_output, self, min_val, max_val);
+  }
 }
 
 at::Tensor & wrapper_le_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::le_out(self, other, out);
+  try {
+    return foo::le_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::le_Scalar_out>::call(self, other, out);
+  }
 }
 
 at::Tensor & wrapper_lerp_Scalar_out(const at::Tensor & self, const at::Tensor & end, const at::Scalar & weight, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::lerp_out(self, end, weight, out);
+  try {
+    return foo::lerp_out(self, end, weight, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp_Scalar_out>::call(self, end, weight, out);
+  }
 }
 
 at::Tensor wrapper_lerp_Tensor(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::lerp(self, end, weight);
+  try {
+    return foo::lerp(self, end, weight);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp_Tensor>::call(self, end, weight);
+  }
 }
 
 at::Tensor & wrapper_lerp__Scalar(at::Tensor & self, const at::Tensor & end, const at::Scalar & weight) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::lerp_(self, end, weight);
+  try {
+    return foo::lerp_(self, end, weight);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp__Scalar>::call(self, end, weight);
+  }
 }
 
 at::Tensor & wrapper_log_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::log_(self);
+  try {
+    return foo::log_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::log_>::call(self);
+  }
 }
 
 at::Tensor & wrapper_lt_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::lt_out(self, other, out);
+  try {
+    return foo::lt_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lt_Scalar_out>::call(self, other, out);
+  }
 }
 
 at::Tensor wrapper_masked_select(const at::Tensor & self, const at::Tensor & mask) {
@@ -294,7 +479,11 @@ at::Tensor wrapper_masked_select(const at::Tensor & self, const at::Tensor & mas
   c10::impl::check_and_update_common_device(common_device, self, "aten::masked_select", "self");
   c10::impl::check_and_update_common_device(common_device, mask, "aten::masked_select", "mask");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::masked_select(self, mask);
+  try {
+    return foo::masked_select(self, mask);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::masked_select>::call(self, mask);
+  }
 }
 
 at::Tensor & wrapper_masked_select_out(const at::Tensor & self, const at::Tensor & mask, at::Tensor & out) {
@@ -303,29 +492,49 @@ at::Tensor & wrapper_masked_select_out(const at::Tensor & self, const at::Tensor
   c10::impl::check_and_update_common_device(common_device, self, "aten::masked_select.out", "self");
   c10::impl::check_and_update_common_device(common_device, mask, "aten::masked_select.out", "mask");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::masked_select_out(self, mask, out);
+  try {
+    return foo::masked_select_out(self, mask, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::masked_select_out>::call(self, mask, out);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor> wrapper_max_pool2d_with_indices(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+  try {
+    return foo::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_pool2d_with_indices>::call(self, kernel_size, stride, padding, dilation, ceil_mode);
+  }
 }
 
 at::Tensor & wrapper_minimum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::minimum_out(self, other, out);
+  try {
+    return foo::minimum_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::minimum_out>::call(self, other, out);
+  }
 }
 
 at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::mse_loss(self, target, reduction);
+  try {
+    return foo::mse_loss(self, target, reduction);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mse_loss>::call(self, target, reduction);
+  }
 }
 
 at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::mul_(self, other);
+  try {
+    return foo::mul_(self, other);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mul__Tensor>::call(self, other);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_batch_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, const ::std::optional<at::Tensor> & save_mean, const ::std::optional<at::Tensor> & save_invstd, bool train, double eps, ::std::array<bool,3> output_mask) {
@@ -338,14 +547,22 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   c10::impl::check_and_update_common_device(common_device, save_mean, "aten::native_batch_norm_backward", "save_mean");
   c10::impl::check_and_update_common_device(common_device, save_invstd, "aten::native_batch_norm_backward", "save_invstd");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
-  return foo::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+  try {
+    return foo::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_batch_norm_backward>::call(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor> wrapper_native_dropout(const at::Tensor & input, double p, ::std::optional<bool> train) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, input, "aten::native_dropout", "input");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
-  return foo::native_dropout(input, p, train);
+  try {
+    return foo::native_dropout(input, p, train);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_dropout>::call(input, p, train);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps) {
@@ -354,7 +571,11 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   c10::impl::check_and_update_common_device(common_device, weight, "aten::native_group_norm", "weight");
   c10::impl::check_and_update_common_device(common_device, bias, "aten::native_group_norm", "bias");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
-  return foo::native_group_norm(input, weight, bias, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, eps);
+  try {
+    return foo::native_group_norm(input, weight, bias, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, eps);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_group_norm>::call(input, weight, bias, N, C, HxW, group, eps);
+  }
 }
 
 at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight, at::Tensor & grad_input) {
@@ -366,7 +587,11 @@ at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output
   c10::impl::check_and_update_common_device(common_device, weight, "aten::nll_loss_backward.grad_input", "weight");
   c10::impl::check_and_update_common_device(common_device, total_weight, "aten::nll_loss_backward.grad_input", "total_weight");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::nll_loss_backward_out(grad_output, self, target, weight, reduction, ignore_index.guard_int(__FILE__, __LINE__), total_weight, grad_input);
+  try {
+    return foo::nll_loss_backward_out(grad_output, self, target, weight, reduction, ignore_index.guard_int(__FILE__, __LINE__), total_weight, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::nll_loss_backward_grad_input>::call(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+  }
 }
 
 ::std::tuple<at::Tensor &,at::Tensor &> wrapper_nll_loss_forward_output(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, at::Tensor & output, at::Tensor & total_weight) {
@@ -377,37 +602,65 @@ at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output
   c10::impl::check_and_update_common_device(common_device, target, "aten::nll_loss_forward.output", "target");
   c10::impl::check_and_update_common_device(common_device, weight, "aten::nll_loss_forward.output", "weight");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::nll_loss_forward_out(self, target, weight, reduction, ignore_index.guard_int(__FILE__, __LINE__), output, total_weight);
+  try {
+    return foo::nll_loss_forward_out(self, target, weight, reduction, ignore_index.guard_int(__FILE__, __LINE__), output, total_weight);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::nll_loss_forward_output>::call(self, target, weight, reduction, ignore_index, output, total_weight);
+  }
 }
 
 at::Tensor & wrapper_normal_(at::Tensor & self, double mean, double std, ::std::optional<at::Generator> generator) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::normal_(self, mean, std, generator);
+  try {
+    return foo::normal_(self, mean, std, generator);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::normal_>::call(self, mean, std, generator);
+  }
 }
 
 at::Tensor & wrapper_pow_Tensor_Scalar_out(const at::Tensor & self, const at::Scalar & exponent, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::pow_out(self, exponent, out);
+  try {
+    return foo::pow_out(self, exponent, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::pow_Tensor_Scalar_out>::call(self, exponent, out);
+  }
 }
 
 at::Tensor & wrapper_random__from(at::Tensor & self, int64_t from, ::std::optional<int64_t> to, ::std::optional<at::Generator> generator) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::random_(self, from, to, generator);
+  try {
+    return foo::random_(self, from, to, generator);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::random__from>::call(self, from, to, generator);
+  }
 }
 
 at::Tensor & wrapper_random__to(at::Tensor & self, int64_t to, ::std::optional<at::Generator> generator) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::random_(self, to, generator);
+  try {
+    return foo::random_(self, to, generator);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::random__to>::call(self, to, generator);
+  }
 }
 
 at::Tensor & wrapper_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::reciprocal_out(self, out);
+  try {
+    return foo::reciprocal_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::reciprocal_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::rsqrt_out(self, out);
+  try {
+    return foo::rsqrt_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::rsqrt_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_scatter_add_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, at::Tensor & out) {
@@ -417,17 +670,29 @@ at::Tensor & wrapper_scatter_add_out(const at::Tensor & self, int64_t dim, const
   c10::impl::check_and_update_common_device(common_device, index, "aten::scatter_add.out", "index");
   c10::impl::check_and_update_common_device(common_device, src, "aten::scatter_add.out", "src");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::scatter_add_out(self, dim, index, src, out);
+  try {
+    return foo::scatter_add_out(self, dim, index, src, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::scatter_add_out>::call(self, dim, index, src, out);
+  }
 }
 
 at::Tensor wrapper_sqrt(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sqrt(self);
+  try {
+    return foo::sqrt(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sqrt>::call(self);
+  }
 }
 
 at::Tensor & wrapper_tanh_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::tanh_out(self, out);
+  try {
+    return foo::tanh_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tanh_out>::call(self, out);
+  }
 }
 
 at::Tensor wrapper_unfold(const at::Tensor & self, int64_t dimension, int64_t size, int64_t step) {
@@ -436,7 +701,11 @@ at::Tensor wrapper_unfold(const at::Tensor & self, int64_t dimension, int64_t si
 
 at::Tensor & wrapper_uniform_(at::Tensor & self, double from, double to, ::std::optional<at::Generator> generator) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::uniform_(self, from, to, generator);
+  try {
+    return foo::uniform_(self, from, to, generator);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::uniform_>::call(self, from, to, generator);
+  }
 }
 
 at::Tensor & wrapper_upsample_bilinear2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
@@ -444,12 +713,20 @@ at::Tensor & wrapper_upsample_bilinear2d_out(const at::Tensor & self, c10::SymIn
   c10::impl::check_and_update_common_device(common_device, out, "aten::upsample_bilinear2d.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::upsample_bilinear2d.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::upsample_bilinear2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_h, scales_w, out);
+  try {
+    return foo::upsample_bilinear2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_h, scales_w, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::upsample_bilinear2d_out>::call(self, output_size, align_corners, scales_h, scales_w, out);
+  }
 }
 
 at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::where_out(condition, self, other, out);
+  try {
+    return foo::where_out(condition, self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::where_self_out>::call(condition, self, other, out);
+  }
 }
 
 }  // namespace

@@ -54,6 +54,51 @@
 #include "native/threshold_backward.h"
 #include "native/upsample_bilinear2d_backward.h"
 #include "native/view_as_real.h"
+#include "declined_kernel.h"
+#include <ATen/ops/_foreach_add_ops.h>
+#include <ATen/ops/_foreach_addcdiv_ops.h>
+#include <ATen/ops/_foreach_div_ops.h>
+#include <ATen/ops/_foreach_lerp_ops.h>
+#include <ATen/ops/_foreach_sqrt_ops.h>
+#include <ATen/ops/_fused_adam_ops.h>
+#include <ATen/ops/_fused_adamw_ops.h>
+#include <ATen/ops/_softmax_backward_data_ops.h>
+#include <ATen/ops/_softmax_ops.h>
+#include <ATen/ops/abs_ops.h>
+#include <ATen/ops/add_ops.h>
+#include <ATen/ops/addcmul_ops.h>
+#include <ATen/ops/amax_ops.h>
+#include <ATen/ops/argmax_ops.h>
+#include <ATen/ops/cat_ops.h>
+#include <ATen/ops/clamp_ops.h>
+#include <ATen/ops/cos_ops.h>
+#include <ATen/ops/eq_ops.h>
+#include <ATen/ops/exp_ops.h>
+#include <ATen/ops/gelu_backward_ops.h>
+#include <ATen/ops/gelu_ops.h>
+#include <ATen/ops/hardswish_backward_ops.h>
+#include <ATen/ops/hardswish_ops.h>
+#include <ATen/ops/hardtanh_ops.h>
+#include <ATen/ops/index_select_ops.h>
+#include <ATen/ops/isneginf_ops.h>
+#include <ATen/ops/le_ops.h>
+#include <ATen/ops/log_ops.h>
+#include <ATen/ops/lt_ops.h>
+#include <ATen/ops/masked_fill_ops.h>
+#include <ATen/ops/max_pool2d_with_indices_backward_ops.h>
+#include <ATen/ops/max_pool2d_with_indices_ops.h>
+#include <ATen/ops/mean_ops.h>
+#include <ATen/ops/min_ops.h>
+#include <ATen/ops/mul_ops.h>
+#include <ATen/ops/native_dropout_backward_ops.h>
+#include <ATen/ops/native_group_norm_backward_ops.h>
+#include <ATen/ops/relu_ops.h>
+#include <ATen/ops/sigmoid_ops.h>
+#include <ATen/ops/sin_ops.h>
+#include <ATen/ops/sub_ops.h>
+#include <ATen/ops/tanh_backward_ops.h>
+#include <ATen/ops/threshold_backward_ops.h>
+#include <ATen/ops/upsample_bilinear2d_backward_ops.h>
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -69,32 +114,56 @@ at::Tensor wrapper__efficientzerotensor(c10::SymIntArrayRef size, ::std::optiona
 
 ::std::vector<at::Tensor> wrapper__foreach_add_List(at::TensorList self, at::TensorList other, const at::Scalar & alpha) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_add(self, other, alpha);
+  try {
+    return foo::_foreach_add(self, other, alpha);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_add_List>::call(self, other, alpha);
+  }
 }
 
 void wrapper__foreach_add__List(at::TensorList self, at::TensorList other, const at::Scalar & alpha) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_add_(self, other, alpha);
+  try {
+    return foo::_foreach_add_(self, other, alpha);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_add__List>::call(self, other, alpha);
+  }
 }
 
 void wrapper__foreach_addcdiv__Scalar(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_addcdiv_(self, tensor1, tensor2, value);
+  try {
+    return foo::_foreach_addcdiv_(self, tensor1, tensor2, value);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_addcdiv__Scalar>::call(self, tensor1, tensor2, value);
+  }
 }
 
 void wrapper__foreach_div__ScalarList(at::TensorList self, at::ArrayRef<at::Scalar> scalars) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_div_(self, scalars);
+  try {
+    return foo::_foreach_div_(self, scalars);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_div__ScalarList>::call(self, scalars);
+  }
 }
 
 void wrapper__foreach_lerp__Scalar(at::TensorList self, at::TensorList tensors1, const at::Scalar & weight) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_lerp_(self, tensors1, weight);
+  try {
+    return foo::_foreach_lerp_(self, tensors1, weight);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_lerp__Scalar>::call(self, tensors1, weight);
+  }
 }
 
 ::std::vector<at::Tensor> wrapper__foreach_sqrt(at::TensorList self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_sqrt(self);
+  try {
+    return foo::_foreach_sqrt(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_sqrt>::call(self);
+  }
 }
 
 void wrapper__fused_adam_(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
@@ -106,12 +175,20 @@ void wrapper__fused_adam_(at::TensorList self, at::TensorList grads, at::TensorL
   c10::impl::check_and_update_common_device(common_device, max_exp_avg_sqs, "aten::_fused_adam_", "max_exp_avg_sqs");
   c10::impl::check_and_update_common_device(common_device, state_steps, "aten::_fused_adam_", "state_steps");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  try {
+    return foo::_fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_adam_>::call(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  }
 }
 
 void wrapper__fused_adamw__tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, const at::Tensor & lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  try {
+    return foo::_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_adamw__tensor_lr>::call(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+  }
 }
 
 at::Scalar wrapper__local_scalar_dense(const at::Tensor & self) {
@@ -126,7 +203,11 @@ at::Tensor & wrapper__softmax_out(const at::Tensor & self, int64_t dim, bool hal
   c10::impl::check_and_update_common_device(common_device, out, "aten::_softmax.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::_softmax.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_softmax_out(self, dim, half_to_float, out);
+  try {
+    return foo::_softmax_out(self, dim, half_to_float, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_softmax_out>::call(self, dim, half_to_float, out);
+  }
 }
 
 at::Tensor wrapper__softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
@@ -134,22 +215,38 @@ at::Tensor wrapper__softmax_backward_data(const at::Tensor & grad_output, const 
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::_softmax_backward_data", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::_softmax_backward_data", "output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
-  return foo::_softmax_backward_data(grad_output, output, dim, input_dtype);
+  try {
+    return foo::_softmax_backward_data(grad_output, output, dim, input_dtype);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_softmax_backward_data>::call(grad_output, output, dim, input_dtype);
+  }
 }
 
 at::Tensor & wrapper_abs_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::abs_(self);
+  try {
+    return foo::abs_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs_>::call(self);
+  }
 }
 
 at::Tensor & wrapper_add__Tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::add_(self, other, alpha);
+  try {
+    return foo::add_(self, other, alpha);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::add__Tensor>::call(self, other, alpha);
+  }
 }
 
 at::Tensor wrapper_addcmul(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::addcmul(self, tensor1, tensor2, value);
+  try {
+    return foo::addcmul(self, tensor1, tensor2, value);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcmul>::call(self, tensor1, tensor2, value);
+  }
 }
 
 at::Tensor & wrapper_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
@@ -157,7 +254,11 @@ at::Tensor & wrapper_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool
   c10::impl::check_and_update_common_device(common_device, out, "aten::amax.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::amax.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::amax_out(self, dim, keepdim, out);
+  try {
+    return foo::amax_out(self, dim, keepdim, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::amax_out>::call(self, dim, keepdim, out);
+  }
 }
 
 at::Tensor & wrapper_argmax_out(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim, at::Tensor & out) {
@@ -165,7 +266,11 @@ at::Tensor & wrapper_argmax_out(const at::Tensor & self, ::std::optional<int64_t
   c10::impl::check_and_update_common_device(common_device, out, "aten::argmax.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::argmax.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::argmax_out(self, dim, keepdim, out);
+  try {
+    return foo::argmax_out(self, dim, keepdim, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::argmax_out>::call(self, dim, keepdim, out);
+  }
 }
 
 at::Tensor & wrapper_cat_out(const at::ITensorListRef & tensors, int64_t dim, at::Tensor & out) {
@@ -173,12 +278,20 @@ at::Tensor & wrapper_cat_out(const at::ITensorListRef & tensors, int64_t dim, at
   c10::impl::check_and_update_common_device(common_device, out, "aten::cat.out", "out");
   c10::impl::check_and_update_common_device(common_device, tensors, "aten::cat.out", "tensors");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
-  return foo::cat_out(tensors, dim, out);
+  try {
+    return foo::cat_out(tensors, dim, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cat_out>::call(tensors, dim, out);
+  }
 }
 
 at::Tensor & wrapper_clamp_out(const at::Tensor & self, const ::std::optional<at::Scalar> & min, const ::std::optional<at::Scalar> & max, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::clamp_out(self, min, max, out);
+  try {
+    return foo::clamp_out(self, min, max, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::clamp_out>::call(self, min, max, out);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_convolution_backward_overrideable(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & weight, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups, ::std::array<bool,3> output_mask) {
@@ -192,27 +305,47 @@ at::Tensor & wrapper_clamp_out(const at::Tensor & self, const ::std::optional<at
 
 at::Tensor & wrapper_cos_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::cos_out(self, out);
+  try {
+    return foo::cos_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cos_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_cos_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::cos_(self);
+  try {
+    return foo::cos_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cos_>::call(self);
+  }
 }
 
 at::Tensor & wrapper_eq_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::eq_out(self, other, out);
+  try {
+    return foo::eq_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::eq_Scalar_out>::call(self, other, out);
+  }
 }
 
 at::Tensor & wrapper_exp_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::exp_(self);
+  try {
+    return foo::exp_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::exp_>::call(self);
+  }
 }
 
 at::Tensor & wrapper_gelu_out(const at::Tensor & self, c10::string_view approximate, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::gelu_out(self, approximate, out);
+  try {
+    return foo::gelu_out(self, approximate, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gelu_out>::call(self, approximate, out);
+  }
 }
 
 at::Tensor & wrapper_gelu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate, at::Tensor & grad_input) {
@@ -221,17 +354,29 @@ at::Tensor & wrapper_gelu_backward_grad_input(const at::Tensor & grad_output, co
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::gelu_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::gelu_backward.grad_input", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::gelu_backward_out(grad_output, self, approximate, grad_input);
+  try {
+    return foo::gelu_backward_out(grad_output, self, approximate, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gelu_backward_grad_input>::call(grad_output, self, approximate, grad_input);
+  }
 }
 
 at::Tensor & wrapper_hardswish_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardswish_out(self, out);
+  try {
+    return foo::hardswish_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardswish_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_hardswish_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardswish_(self);
+  try {
+    return foo::hardswish_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardswish_>::call(self);
+  }
 }
 
 at::Tensor wrapper_hardswish_backward(const at::Tensor & grad_output, const at::Tensor & self) {
@@ -239,12 +384,20 @@ at::Tensor wrapper_hardswish_backward(const at::Tensor & grad_output, const at::
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::hardswish_backward", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::hardswish_backward", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardswish_backward(grad_output, self);
+  try {
+    return foo::hardswish_backward(grad_output, self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardswish_backward>::call(grad_output, self);
+  }
 }
 
 at::Tensor wrapper_hardtanh(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardtanh(self, min_val, max_val);
+  try {
+    return foo::hardtanh(self, min_val, max_val);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh>::call(self, min_val, max_val);
+  }
 }
 
 at::Tensor wrapper_index_select(const at::Tensor & self, int64_t dim, const at::Tensor & index) {
@@ -252,7 +405,11 @@ at::Tensor wrapper_index_select(const at::Tensor & self, int64_t dim, const at::
   c10::impl::check_and_update_common_device(common_device, self, "aten::index_select", "self");
   c10::impl::check_and_update_common_device(common_device, index, "aten::index_select", "index");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::index_select(self, dim, index);
+  try {
+    return foo::index_select(self, dim, index);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::index_select>::call(self, dim, index);
+  }
 }
 
 at::Tensor & wrapper_isneginf_out(const at::Tensor & self, at::Tensor & out) {
@@ -260,32 +417,56 @@ at::Tensor & wrapper_isneginf_out(const at::Tensor & self, at::Tensor & out) {
   c10::impl::check_and_update_common_device(common_device, out, "aten::isneginf.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::isneginf.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::isneginf_out(self, out);
+  try {
+    return foo::isneginf_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::isneginf_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_le_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::le_out(self, other, out);
+  try {
+    return foo::le_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::le_Tensor_out>::call(self, other, out);
+  }
 }
 
 at::Tensor wrapper_log(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::log(self);
+  try {
+    return foo::log(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::log>::call(self);
+  }
 }
 
 at::Tensor & wrapper_log_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::log_out(self, out);
+  try {
+    return foo::log_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::log_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_lt_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::lt_out(self, other, out);
+  try {
+    return foo::lt_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lt_Tensor_out>::call(self, other, out);
+  }
 }
 
 at::Tensor & wrapper_masked_fill__Scalar(at::Tensor & self, const at::Tensor & mask, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::masked_fill_(self, mask, value);
+  try {
+    return foo::masked_fill_(self, mask, value);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::masked_fill__Scalar>::call(self, mask, value);
+  }
 }
 
 ::std::tuple<at::Tensor &,at::Tensor &> wrapper_max_pool2d_with_indices_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor & out, at::Tensor & indices) {
@@ -294,7 +475,11 @@ at::Tensor & wrapper_masked_fill__Scalar(at::Tensor & self, const at::Tensor & m
   c10::impl::check_and_update_common_device(common_device, indices, "aten::max_pool2d_with_indices.out", "indices");
   c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::max_pool2d_with_indices_out(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
+  try {
+    return foo::max_pool2d_with_indices_out(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_pool2d_with_indices_out>::call(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
+  }
 }
 
 at::Tensor wrapper_max_pool2d_with_indices_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices) {
@@ -303,7 +488,11 @@ at::Tensor wrapper_max_pool2d_with_indices_backward(const at::Tensor & grad_outp
   c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices_backward", "self");
   c10::impl::check_and_update_common_device(common_device, indices, "aten::max_pool2d_with_indices_backward", "indices");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+  try {
+    return foo::max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_pool2d_with_indices_backward>::call(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+  }
 }
 
 at::Tensor & wrapper_max_pool2d_with_indices_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, at::Tensor & grad_input) {
@@ -313,22 +502,38 @@ at::Tensor & wrapper_max_pool2d_with_indices_backward_grad_input(const at::Tenso
   c10::impl::check_and_update_common_device(common_device, self, "aten::max_pool2d_with_indices_backward.grad_input", "self");
   c10::impl::check_and_update_common_device(common_device, indices, "aten::max_pool2d_with_indices_backward.grad_input", "indices");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::max_pool2d_with_indices_backward_out(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, grad_input);
+  try {
+    return foo::max_pool2d_with_indices_backward_out(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_pool2d_with_indices_backward_grad_input>::call(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, grad_input);
+  }
 }
 
 at::Tensor & wrapper_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::mean_out(self, dim, keepdim, dtype, out);
+  try {
+    return foo::mean_out(self, dim, keepdim, dtype, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mean_out>::call(self, dim, keepdim, dtype, out);
+  }
 }
 
 at::Tensor & wrapper_min_unary_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::min_out(self, out);
+  try {
+    return foo::min_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::min_unary_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::mul_out(self, other, out);
+  try {
+    return foo::mul_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mul_out>::call(self, other, out);
+  }
 }
 
 at::Tensor wrapper_native_dropout_backward(const at::Tensor & grad_output, const at::Tensor & mask, double scale) {
@@ -336,7 +541,11 @@ at::Tensor wrapper_native_dropout_backward(const at::Tensor & grad_output, const
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::native_dropout_backward", "grad_output");
   c10::impl::check_and_update_common_device(common_device, mask, "aten::native_dropout_backward", "mask");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
-  return foo::native_dropout_backward(grad_output, mask, scale);
+  try {
+    return foo::native_dropout_backward(grad_output, mask, scale);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_dropout_backward>::call(grad_output, mask, scale);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_group_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, ::std::array<bool,3> output_mask) {
@@ -347,12 +556,20 @@ at::Tensor wrapper_native_dropout_backward(const at::Tensor & grad_output, const
   c10::impl::check_and_update_common_device(common_device, rstd, "aten::native_group_norm_backward", "rstd");
   c10::impl::check_and_update_common_device(common_device, weight, "aten::native_group_norm_backward", "weight");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
-  return foo::native_group_norm_backward(grad_out, input, mean, rstd, weight, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, output_mask);
+  try {
+    return foo::native_group_norm_backward(grad_out, input, mean, rstd, weight, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, output_mask);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_group_norm_backward>::call(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+  }
 }
 
 at::Tensor & wrapper_relu_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::relu_(self);
+  try {
+    return foo::relu_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::relu_>::call(self);
+  }
 }
 
 const at::Tensor & wrapper_resize_(const at::Tensor & self, c10::SymIntArrayRef size, ::std::optional<at::MemoryFormat> memory_format) {
@@ -372,27 +589,47 @@ at::Tensor & wrapper_set__source_Storage_storage_offset(at::Tensor & self, at::S
 
 at::Tensor & wrapper_sigmoid_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sigmoid_(self);
+  try {
+    return foo::sigmoid_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sigmoid_>::call(self);
+  }
 }
 
 at::Tensor wrapper_sin(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sin(self);
+  try {
+    return foo::sin(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sin>::call(self);
+  }
 }
 
 at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sin_out(self, out);
+  try {
+    return foo::sin_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sin_out>::call(self, out);
+  }
 }
 
 at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sub(self, other, alpha);
+  try {
+    return foo::sub(self, other, alpha);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sub_Tensor>::call(self, other, alpha);
+  }
 }
 
 at::Tensor & wrapper_sub_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sub_out(self, other, alpha, out);
+  try {
+    return foo::sub_out(self, other, alpha, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sub_out>::call(self, other, alpha, out);
+  }
 }
 
 at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
@@ -401,7 +638,11 @@ at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, co
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::tanh_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, output, "aten::tanh_backward.grad_input", "output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
-  return foo::tanh_backward_out(grad_output, output, grad_input);
+  try {
+    return foo::tanh_backward_out(grad_output, output, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tanh_backward_grad_input>::call(grad_output, output, grad_input);
+  }
 }
 
 at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & threshold) {
@@ -409,7 +650,11 @@ at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::threshold_backward", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::threshold_backward", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::threshold_backward(grad_output, self, threshold);
+  try {
+    return foo::threshold_backward(grad_output, self, threshold);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::threshold_backward>::call(grad_output, self, threshold);
+  }
 }
 
 at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & threshold, at::Tensor & grad_input) {
@@ -418,7 +663,11 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::threshold_backward.grad_input", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::threshold_backward.grad_input", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::threshold_backward_out(grad_output, self, threshold, grad_input);
+  try {
+    return foo::threshold_backward_out(grad_output, self, threshold, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::threshold_backward_grad_input>::call(grad_output, self, threshold, grad_input);
+  }
 }
 
 at::Tensor & wrapper_upsample_bilinear2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
@@ -426,7 +675,11 @@ at::Tensor & wrapper_upsample_bilinear2d_backward_grad_input(const at::Tensor & 
   c10::impl::check_and_update_common_device(common_device, grad_input, "aten::upsample_bilinear2d_backward.grad_input", "grad_input");
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::upsample_bilinear2d_backward.grad_input", "grad_output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
-  return foo::upsample_bilinear2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h, scales_w, grad_input);
+  try {
+    return foo::upsample_bilinear2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h, scales_w, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::upsample_bilinear2d_backward_grad_input>::call(grad_output, output_size, input_size, align_corners, scales_h, scales_w, grad_input);
+  }
 }
 
 at::Tensor wrapper_view_as_real(const at::Tensor & self) {

@@ -46,6 +46,43 @@
 #include "native/view_as_complex.h"
 #include "native/where.h"
 #include "native/zero.h"
+#include "declined_kernel.h"
+#include <ATen/ops/_foreach_addcmul_ops.h>
+#include <ATen/ops/_foreach_mul_ops.h>
+#include <ATen/ops/_foreach_zero_ops.h>
+#include <ATen/ops/_log_softmax_ops.h>
+#include <ATen/ops/add_ops.h>
+#include <ATen/ops/addcdiv_ops.h>
+#include <ATen/ops/addcmul_ops.h>
+#include <ATen/ops/addmm_ops.h>
+#include <ATen/ops/arange_ops.h>
+#include <ATen/ops/avg_pool2d_backward_ops.h>
+#include <ATen/ops/avg_pool2d_ops.h>
+#include <ATen/ops/bernoulli_ops.h>
+#include <ATen/ops/bmm_ops.h>
+#include <ATen/ops/ceil_ops.h>
+#include <ATen/ops/cos_ops.h>
+#include <ATen/ops/div_ops.h>
+#include <ATen/ops/eq_ops.h>
+#include <ATen/ops/exp_ops.h>
+#include <ATen/ops/ge_ops.h>
+#include <ATen/ops/gt_ops.h>
+#include <ATen/ops/hardswish_ops.h>
+#include <ATen/ops/hardtanh_ops.h>
+#include <ATen/ops/index_select_ops.h>
+#include <ATen/ops/lerp_ops.h>
+#include <ATen/ops/linalg_vector_norm_ops.h>
+#include <ATen/ops/maximum_ops.h>
+#include <ATen/ops/native_layer_norm_ops.h>
+#include <ATen/ops/roll_ops.h>
+#include <ATen/ops/silu_ops.h>
+#include <ATen/ops/sqrt_ops.h>
+#include <ATen/ops/sub_ops.h>
+#include <ATen/ops/sum_ops.h>
+#include <ATen/ops/tanh_ops.h>
+#include <ATen/ops/tril_ops.h>
+#include <ATen/ops/upsample_nearest2d_backward_ops.h>
+#include <ATen/ops/where_ops.h>
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -61,17 +98,29 @@ at::Tensor wrapper__copy_from(const at::Tensor & self, const at::Tensor & dst, b
 
 void wrapper__foreach_addcmul__Scalar(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_addcmul_(self, tensor1, tensor2, value);
+  try {
+    return foo::_foreach_addcmul_(self, tensor1, tensor2, value);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_addcmul__Scalar>::call(self, tensor1, tensor2, value);
+  }
 }
 
 void wrapper__foreach_mul__Tensor(at::TensorList self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_mul_(self, other);
+  try {
+    return foo::_foreach_mul_(self, other);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_mul__Tensor>::call(self, other);
+  }
 }
 
 void wrapper__foreach_zero_(at::TensorList self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_foreach_zero_(self);
+  try {
+    return foo::_foreach_zero_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_zero_>::call(self);
+  }
 }
 
 at::Tensor & wrapper__log_softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out) {
@@ -79,7 +128,11 @@ at::Tensor & wrapper__log_softmax_out(const at::Tensor & self, int64_t dim, bool
   c10::impl::check_and_update_common_device(common_device, out, "aten::_log_softmax.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::_log_softmax.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::_log_softmax_out(self, dim, half_to_float, out);
+  try {
+    return foo::_log_softmax_out(self, dim, half_to_float, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_log_softmax_out>::call(self, dim, half_to_float, out);
+  }
 }
 
 at::Tensor wrapper__reshape_alias(const at::Tensor & self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
@@ -88,22 +141,38 @@ at::Tensor wrapper__reshape_alias(const at::Tensor & self, c10::SymIntArrayRef s
 
 at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::add_out(self, other, alpha, out);
+  try {
+    return foo::add_out(self, other, alpha, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::add_out>::call(self, other, alpha, out);
+  }
 }
 
 at::Tensor & wrapper_addcdiv_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::addcdiv_out(self, tensor1, tensor2, value, out);
+  try {
+    return foo::addcdiv_out(self, tensor1, tensor2, value, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcdiv_out>::call(self, tensor1, tensor2, value, out);
+  }
 }
 
 at::Tensor & wrapper_addcdiv_(at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::addcdiv_(self, tensor1, tensor2, value);
+  try {
+    return foo::addcdiv_(self, tensor1, tensor2, value);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcdiv_>::call(self, tensor1, tensor2, value);
+  }
 }
 
 at::Tensor & wrapper_addcmul_(at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::addcmul_(self, tensor1, tensor2, value);
+  try {
+    return foo::addcmul_(self, tensor1, tensor2, value);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcmul_>::call(self, tensor1, tensor2, value);
+  }
 }
 
 at::Tensor & wrapper_addmm_out(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
@@ -113,21 +182,33 @@ at::Tensor & wrapper_addmm_out(const at::Tensor & self, const at::Tensor & mat1,
   c10::impl::check_and_update_common_device(common_device, mat1, "aten::addmm.out", "mat1");
   c10::impl::check_and_update_common_device(common_device, mat2, "aten::addmm.out", "mat2");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::addmm_out(self, mat1, mat2, beta, alpha, out);
+  try {
+    return foo::addmm_out(self, mat1, mat2, beta, alpha, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addmm_out>::call(self, mat1, mat2, beta, alpha, out);
+  }
 }
 
 at::Tensor & wrapper_arange_start_out(const at::Scalar & start, const at::Scalar & end, const at::Scalar & step, at::Tensor & out) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, out, "aten::arange.start_out", "out");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
-  return foo::arange_out(start, end, step, out);
+  try {
+    return foo::arange_out(start, end, step, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::arange_start_out>::call(start, end, step, out);
+  }
 }
 
 at::Tensor wrapper_avg_pool2d(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  try {
+    return foo::avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::avg_pool2d>::call(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  }
 }
 
 at::Tensor wrapper_avg_pool2d_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override) {
@@ -135,12 +216,20 @@ at::Tensor wrapper_avg_pool2d_backward(const at::Tensor & grad_output, const at:
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::avg_pool2d_backward", "grad_output");
   c10::impl::check_and_update_common_device(common_device, self, "aten::avg_pool2d_backward", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  try {
+    return foo::avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::avg_pool2d_backward>::call(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  }
 }
 
 at::Tensor & wrapper_bernoulli__float(at::Tensor & self, double p, ::std::optional<at::Generator> generator) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::bernoulli_(self, p, generator);
+  try {
+    return foo::bernoulli_(self, p, generator);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::bernoulli__float>::call(self, p, generator);
+  }
 }
 
 at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
@@ -149,57 +238,101 @@ at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, a
   c10::impl::check_and_update_common_device(common_device, self, "aten::bmm.out", "self");
   c10::impl::check_and_update_common_device(common_device, mat2, "aten::bmm.out", "mat2");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::bmm_out(self, mat2, out);
+  try {
+    return foo::bmm_out(self, mat2, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::bmm_out>::call(self, mat2, out);
+  }
 }
 
 at::Tensor wrapper_ceil(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::ceil(self);
+  try {
+    return foo::ceil(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ceil>::call(self);
+  }
 }
 
 at::Tensor & wrapper_ceil_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::ceil_out(self, out);
+  try {
+    return foo::ceil_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ceil_out>::call(self, out);
+  }
 }
 
 at::Tensor wrapper_cos(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::cos(self);
+  try {
+    return foo::cos(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cos>::call(self);
+  }
 }
 
 at::Tensor & wrapper_div_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::div_out(self, other, out);
+  try {
+    return foo::div_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::div_out>::call(self, other, out);
+  }
 }
 
 at::Tensor & wrapper_eq_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::eq_out(self, other, out);
+  try {
+    return foo::eq_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::eq_Tensor_out>::call(self, other, out);
+  }
 }
 
 at::Tensor & wrapper_exp_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::exp_out(self, out);
+  try {
+    return foo::exp_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::exp_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_ge_Tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::ge_out(self, other, out);
+  try {
+    return foo::ge_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ge_Tensor_out>::call(self, other, out);
+  }
 }
 
 at::Tensor & wrapper_gt_Scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::gt_out(self, other, out);
+  try {
+    return foo::gt_out(self, other, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gt_Scalar_out>::call(self, other, out);
+  }
 }
 
 at::Tensor wrapper_hardswish(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardswish(self);
+  try {
+    return foo::hardswish(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardswish>::call(self);
+  }
 }
 
 at::Tensor & wrapper_hardtanh_out(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::hardtanh_out(self, min_val, max_val, out);
+  try {
+    return foo::hardtanh_out(self, min_val, max_val, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh_out>::call(self, min_val, max_val, out);
+  }
 }
 
 at::Tensor & wrapper_index_select_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, at::Tensor & out) {
@@ -208,12 +341,20 @@ at::Tensor & wrapper_index_select_out(const at::Tensor & self, int64_t dim, cons
   c10::impl::check_and_update_common_device(common_device, self, "aten::index_select.out", "self");
   c10::impl::check_and_update_common_device(common_device, index, "aten::index_select.out", "index");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::index_select_out(self, dim, index, out);
+  try {
+    return foo::index_select_out(self, dim, index, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::index_select_out>::call(self, dim, index, out);
+  }
 }
 
 at::Tensor wrapper_lerp_Scalar(const at::Tensor & self, const at::Tensor & end, const at::Scalar & weight) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::lerp(self, end, weight);
+  try {
+    return foo::lerp(self, end, weight);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp_Scalar>::call(self, end, weight);
+  }
 }
 
 at::Tensor & wrapper_linalg_vector_norm_out(const at::Tensor & self, const at::Scalar & ord, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
@@ -221,12 +362,20 @@ at::Tensor & wrapper_linalg_vector_norm_out(const at::Tensor & self, const at::S
   c10::impl::check_and_update_common_device(common_device, out, "aten::linalg_vector_norm.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::linalg_vector_norm.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::linalg_vector_norm_out(self, ord, dim, keepdim, dtype, out);
+  try {
+    return foo::linalg_vector_norm_out(self, ord, dim, keepdim, dtype, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::linalg_vector_norm_out>::call(self, ord, dim, keepdim, dtype, out);
+  }
 }
 
 at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::maximum(self, other);
+  try {
+    return foo::maximum(self, other);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::maximum>::call(self, other);
+  }
 }
 
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
@@ -235,14 +384,22 @@ at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
   c10::impl::check_and_update_common_device(common_device, weight, "aten::native_layer_norm", "weight");
   c10::impl::check_and_update_common_device(common_device, bias, "aten::native_layer_norm", "bias");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
-  return foo::native_layer_norm(input, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight, bias, eps);
+  try {
+    return foo::native_layer_norm(input, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight, bias, eps);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_layer_norm>::call(input, normalized_shape, weight, bias, eps);
+  }
 }
 
 at::Tensor wrapper_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::IntArrayRef dims) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, self, "aten::roll", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::roll(self, C10_AS_INTARRAYREF_SLOW(shifts), dims);
+  try {
+    return foo::roll(self, C10_AS_INTARRAYREF_SLOW(shifts), dims);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::roll>::call(self, shifts, dims);
+  }
 }
 
 at::Tensor & wrapper_set__source_Storage(at::Tensor & self, at::Storage source) {
@@ -254,32 +411,56 @@ at::Tensor & wrapper_silu_out(const at::Tensor & self, at::Tensor & out) {
   c10::impl::check_and_update_common_device(common_device, out, "aten::silu.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::silu.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::silu_out(self, out);
+  try {
+    return foo::silu_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::silu_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_sqrt_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sqrt_out(self, out);
+  try {
+    return foo::sqrt_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sqrt_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_sqrt_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sqrt_(self);
+  try {
+    return foo::sqrt_(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sqrt_>::call(self);
+  }
 }
 
 at::Tensor & wrapper_sub__Tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sub_(self, other, alpha);
+  try {
+    return foo::sub_(self, other, alpha);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sub__Tensor>::call(self, other, alpha);
+  }
 }
 
 at::Tensor & wrapper_sum_IntList_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::sum_out(self, dim, keepdim, dtype, out);
+  try {
+    return foo::sum_out(self, dim, keepdim, dtype, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sum_IntList_out>::call(self, dim, keepdim, dtype, out);
+  }
 }
 
 at::Tensor wrapper_tanh(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::tanh(self);
+  try {
+    return foo::tanh(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tanh>::call(self);
+  }
 }
 
 at::Tensor & wrapper_tril_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
@@ -287,7 +468,11 @@ at::Tensor & wrapper_tril_out(const at::Tensor & self, c10::SymInt diagonal, at:
   c10::impl::check_and_update_common_device(common_device, out, "aten::tril.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::tril.out", "self");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::tril_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
+  try {
+    return foo::tril_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tril_out>::call(self, diagonal, out);
+  }
 }
 
 at::Tensor & wrapper_upsample_nearest2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
@@ -295,7 +480,11 @@ at::Tensor & wrapper_upsample_nearest2d_backward_grad_input(const at::Tensor & g
   c10::impl::check_and_update_common_device(common_device, grad_input, "aten::upsample_nearest2d_backward.grad_input", "grad_input");
   c10::impl::check_and_update_common_device(common_device, grad_output, "aten::upsample_nearest2d_backward.grad_input", "grad_output");
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
-  return foo::upsample_nearest2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h, scales_w, grad_input);
+  try {
+    return foo::upsample_nearest2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h, scales_w, grad_input);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::upsample_nearest2d_backward_grad_input>::call(grad_output, output_size, input_size, scales_h, scales_w, grad_input);
+  }
 }
 
 at::Tensor wrapper_view(const at::Tensor & self, c10::SymIntArrayRef size) {
@@ -311,7 +500,11 @@ at::Tensor wrapper_view_as_complex(const at::Tensor & self) {
 
 at::Tensor wrapper_where_self(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
-  return foo::where(condition, self, other);
+  try {
+    return foo::where(condition, self, other);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::where_self>::call(condition, self, other);
+  }
 }
 
 at::Tensor & wrapper_zero_(at::Tensor & self) {

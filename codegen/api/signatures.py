@@ -25,6 +25,7 @@ from torchgen.model import Argument, CustomClassType, FunctionSchema
 
 from ..model import ident
 from ..model.backend import BackendConfig, DeviceGuardType
+from ..model.core_ops import CORE_OPS
 from ..model.declarations import Declaration
 from .op_traits import OpTraits, installed_op_traits
 
@@ -92,7 +93,10 @@ class KernelBinding:
     wrapper_head: str
     """The wrapper's `<returns> <wrapper_name>(<dispatcher arguments>)`."""
     wrapper_body: tuple[str, ...]
-    """Statements of the wrapper, the last one returning the kernel's result."""
+    """Statements of the wrapper, returning the kernel's result."""
+    declines: bool
+    """The wrapper runs the op through the copying fallback when the kernel declines (see
+    _declining_call)."""
 
     @property
     def kernel_name(self) -> str:
@@ -183,6 +187,11 @@ class KernelSignature:
     """The device check for a backend with `device_guard` on."""
     guarded_device: GuardedDevice | None
     """What the device guard of such a backend makes current (None: no guard)."""
+    wrapper_argument_names: tuple[str, ...]
+    ops_struct: str
+    """ATen's `at::_ops::<name>` struct describing the op."""
+    ops_header: str
+    """Where it is declared: `<ATen/ops/<root>_ops.h>`."""
 
 
 def kernel_signature(declaration: Declaration, *, symint: bool) -> KernelSignature:
@@ -217,8 +226,21 @@ def kernel_signature(declaration: Declaration, *, symint: bool) -> KernelSignatu
             call_arguments=call_arguments,
             device_check_statements=tuple(_device_check_statements(schema, traits, declaration.op_name)),
             guarded_device=_guarded_device(schema) if traits.device_guard else None,
+            wrapper_argument_names=tuple(a.name for a in dispatcher_arguments),
+            ops_struct=_ops_struct(declaration),
+            ops_header=_ops_header(declaration),
         )
     return signature
+
+
+def _ops_struct(declaration: Declaration) -> str:
+    """ATen's `at::_ops::<name>` struct describing the op."""
+    return f"at::_ops::{declaration.name.unambiguous_name()}"
+
+
+def _ops_header(declaration: Declaration) -> str:
+    """The header declaring the op's `at::_ops` struct."""
+    return f"<ATen/ops/{ident.stub_group(declaration.name)}_ops.h>"
 
 
 SignatureKey = tuple[str, bool]
@@ -247,7 +269,9 @@ def kernel_binding(
         body += signature.device_check_statements
         if signature.guarded_device is not None:
             body.append(signature.guarded_device.statement(config.device_guard_type))
-    body.append(f"return {qualified_kernel}({signature.call_arguments});")
+    call = f"return {qualified_kernel}({signature.call_arguments});"
+    declines = declaration.op_name not in CORE_OPS
+    body += _declining_call(call, signature) if declines else [call]
     wrapper_name = ident.wrapper_name("wrapper", declaration.name)
     return KernelBinding(
         op_name=declaration.op_name,
@@ -256,7 +280,30 @@ def kernel_binding(
         wrapper_name=wrapper_name,
         wrapper_head=f"{signature.wrapper_returns} {wrapper_name}({signature.wrapper_arguments})",
         wrapper_body=tuple(body),
+        declines=declines,
     )
+
+
+HOST_ACCESS_UNAVAILABLE = "scaffold::runtime::HostAccessUnavailable"
+RUN_DECLINED_KERNEL = "scaffold::runtime::run_declined_kernel_on_cpu"
+DECLINED_KERNEL_HEADER = '"declined_kernel.h"'
+"""The runtime's side of a declining kernel (runtime/csrc/fallback/declined_kernel.h)."""
+
+
+def _declining_call(call: str, signature: KernelSignature) -> list[str]:
+    """The kernel call, and the copying fallback for when the kernel declines: a kernel that
+    computes on host views throws HostAccessUnavailable on a device whose memory the host cannot
+    address (before it has written anything), and the op then runs on the CPU through copies. The
+    core ops (model/core_ops.py) never decline: the runtime runs them without host views."""
+    arguments = ", ".join(signature.wrapper_argument_names)
+    fallback = f"at::native::call_fallback_fn_symint<&{RUN_DECLINED_KERNEL}, {signature.ops_struct}>"
+    return [
+        "try {",
+        f"  {call}",
+        f"}} catch (const {HOST_ACCESS_UNAVAILABLE}&) {{",
+        f"  return {fallback}::call({arguments});",
+        "}",
+    ]
 
 
 @dataclass(frozen=True)
@@ -284,13 +331,12 @@ def fallback_binding(declaration: Declaration) -> FallbackBinding:
             + ", ".join(a.defn() for a in arguments)
             + ")"
         )
-    root = ident.stub_group(declaration.name)
     return FallbackBinding(
         op_name=declaration.op_name,
         wrapper_name=wrapper_name,
         wrapper_head=head,
-        ops_struct=f"at::_ops::{declaration.name.unambiguous_name()}",
-        ops_header=f"<ATen/ops/{root}_ops.h>",
+        ops_struct=_ops_struct(declaration),
+        ops_header=_ops_header(declaration),
         argument_names=", ".join(a.name for a in arguments),
     )
 

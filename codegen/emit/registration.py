@@ -7,7 +7,7 @@ nature) go to one file for the Autograd<backend> key.
 
 from __future__ import annotations
 
-from ..api.signatures import KernelBinding
+from ..api.signatures import DECLINED_KERNEL_HEADER, KernelBinding
 from ..model.ident import stable_shard
 from ..model.outputs import OutputFile, Owner, autograd_registration_name, group_header, registration_shard_name
 from ..model.selection import OpStatus, SelectedOp
@@ -31,6 +31,9 @@ def _render(
     config = context.config
     includes = sorted({f'"{group_header(op.group)}"' for op, _ in kernels})
     includes += list(config.extra_headers)
+    declining = [binding for _, binding in kernels if binding.declines]
+    if declining:
+        includes += [DECLINED_KERNEL_HEADER, *sorted({binding.signature.ops_header for binding in declining})]
     if config.device_guard and kernels:
         includes += [*DEVICE_GUARD_INCLUDES, *config.device_guard_headers]
     includes.append("<torch/library.h>")

@@ -67,6 +67,17 @@ typedef struct drvDeviceProperties {
   int multiprocessor_count; /* threads a kernel computes with, as many SMs run a CUDA kernel */
 } drvDeviceProperties;
 
+/* What a device can do (drvDeviceGetAttribute). */
+typedef enum drvDeviceAttribute {
+  /* 1 when host code may read and write device memory at any time through
+   * drvHostPointer's address (device memory in host RAM: the simulator's
+   * default); 0 when the host reaches device memory only through the copy,
+   * memset and fill functions, and only launched work touches it (a GPU, an
+   * NPU, OpenCL; the simulator with SCAFFOLD_DEVICE_MEMORY=discrete). The
+   * PyTorch side then stages host computation through copies. */
+  drvDevAttrHostAddressableMemory = 0,
+} drvDeviceAttribute;
+
 /* Event flags (drvEventCreate). */
 #define DRV_EVENT_DEFAULT 0u
 #define DRV_EVENT_DISABLE_TIMING 1u
@@ -81,6 +92,9 @@ drvError_t drvGetDeviceCount(int* count);
 drvError_t drvGetDevice(int* device);
 drvError_t drvSetDevice(int device);
 drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device);
+/* *value: the attribute's value for `device` (drvDeviceAttribute says what
+ * each means). Constant for the life of the process. */
+drvError_t drvDeviceGetAttribute(int* value, drvDeviceAttribute attribute, int device);
 /* Waits for all work on every stream of the current device. */
 drvError_t drvDeviceSynchronize(void);
 /* 1 when every stream runs synchronously (SCAFFOLD_LAUNCH_BLOCKING=1): work
@@ -98,7 +112,10 @@ drvError_t drvFree(void* device_ptr);
 drvError_t drvPointerGetDevice(int* device, const void* ptr);
 /* Host-accessible address of device memory, for a device whose kernels run
  * on the host (the simulator). Lock-free; drvErrorInvalidHandle for memory
- * that is not device memory. A real device returns drvErrorNotSupported. */
+ * that is not device memory. Where device memory is not host-addressable
+ * (drvDevAttrHostAddressableMemory 0), only launched work may call it (the
+ * simulator's kernels are its device code) and host code gets
+ * drvErrorNotSupported; a real device returns drvErrorNotSupported always. */
 drvError_t drvHostPointer(void** host_ptr, const void* device_ptr);
 /* 1 when device memory faults on direct host access (the default; turned
  * off with SCAFFOLD_PROTECT_MEMORY=0 to measure its cost). */
@@ -123,6 +140,18 @@ drvError_t drvMemcpyAsync(
     drvStream_t stream);
 drvError_t drvMemset(void* device_ptr, int value, size_t size);
 drvError_t drvMemsetAsync(void* device_ptr, int value, size_t size, drvStream_t stream);
+/* Enqueued on `stream`: fills [device_ptr, device_ptr + size) with copies of
+ * the `pattern_size` bytes at `pattern` (1, 2, 4, 8 or 16; `size` a multiple
+ * of it, `device_ptr` aligned to it): how a tensor is filled with a value
+ * without the host touching it (OpenCL's clEnqueueFillBuffer, CUDA's
+ * cuMemsetD8/D16/D32Async). The pattern is copied before the call returns.
+ * Captured into graphs as memsets are. */
+drvError_t drvMemFillAsync(
+    void* device_ptr,
+    const void* pattern,
+    size_t pattern_size,
+    size_t size,
+    drvStream_t stream);
 
 /* ---- Kernels -------------------------------------------------------------- */
 /* Enqueues fn(user_data) on `stream`: the launch of a kernel that the host

@@ -27,6 +27,7 @@ constexpr uint64_t kMaxDeviceAddressSpanGiB = 256;
 struct Config {
   int device_count = 2; // SCAFFOLD_DEVICE_COUNT
   bool protect_memory = true; // SCAFFOLD_PROTECT_MEMORY
+  bool discrete_memory = false; // SCAFFOLD_DEVICE_MEMORY=discrete
   bool launch_blocking = false; // SCAFFOLD_LAUNCH_BLOCKING
   uint64_t device_span = kDefaultDeviceAddressSpan; // SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB
   int compute_threads = 1; // SCAFFOLD_DEVICE_THREADS, or cores - 1
@@ -96,6 +97,18 @@ drvError_t refuse_if_device_captured(int device, const char* what);
 // Memory (simulated_memory.cpp): the host address of [device_ptr, +size),
 // or nullptr when that is not device memory.
 void* translate(const void* device_ptr, size_t size) noexcept;
+// Set while the calling thread runs launched work (a kernel: the device's
+// code), which may address device memory in discrete mode; host code may not.
+class RunningDeviceWork {
+ public:
+  RunningDeviceWork() noexcept;
+  ~RunningDeviceWork();
+  RunningDeviceWork(const RunningDeviceWork&) = delete;
+  RunningDeviceWork& operator=(const RunningDeviceWork&) = delete;
+
+ private:
+  bool was_running_;
+};
 
 // Activity tracing (simulated_activity.cpp). The stream workers time the
 // work that was enqueued while tracing was on and keep a record of it.
@@ -116,5 +129,7 @@ void add_busy_time(int device, uint64_t ns) noexcept;
 // across helper threads when large.
 void copy_bytes(void* dst, const void* src, size_t size);
 void set_bytes(void* dst, int value, size_t size);
+// Copies of the `pattern_size` bytes at `pattern` over [dst, dst + size).
+void fill_pattern(void* dst, const void* pattern, size_t pattern_size, size_t size);
 
 } // namespace scaffold::driver

@@ -170,4 +170,21 @@ void set_bytes(void* dst, int value, size_t size) {
   }
 }
 
+void fill_pattern(void* dst, const void* pattern, size_t pattern_size, size_t size) {
+  auto* bytes = static_cast<const unsigned char*>(pattern);
+  if (std::all_of(bytes, bytes + pattern_size, [&](unsigned char b) { return b == bytes[0]; })) {
+    set_bytes(dst, bytes[0], size); // zeros, all-ones, ...: a memset
+    return;
+  }
+  // The pattern once, then doubling copies of what is written: log2(size)
+  // memcpy calls, each at memcpy's bandwidth.
+  auto* out = static_cast<char*>(dst);
+  std::memcpy(out, pattern, pattern_size);
+  for (size_t written = pattern_size; written < size;) {
+    const size_t chunk = std::min(written, size - written);
+    std::memcpy(out + written, out, chunk);
+    written += chunk;
+  }
+}
+
 } // namespace scaffold::driver

@@ -73,6 +73,23 @@ int read_count(const char* name, int fallback, std::string& error) {
   return count ? static_cast<int>(*count) : fallback;
 }
 
+// SCAFFOLD_DEVICE_MEMORY: `host` (the default: the host may address device
+// memory through drvHostPointer) or `discrete` (it may not, as on a GPU).
+bool read_discrete_memory(std::string& error) {
+  const char* value = env_value("SCAFFOLD_DEVICE_MEMORY");
+  if (value == nullptr || strcasecmp(value, "host") == 0) {
+    return false;
+  }
+  if (strcasecmp(value, "discrete") == 0) {
+    return true;
+  }
+  if (error.empty()) {
+    error = std::string("SCAFFOLD_DEVICE_MEMORY='") + value +
+        "' is not a memory mode (use host: the host addresses device memory, or discrete: it does not)";
+  }
+  return false;
+}
+
 // A power of two of GiB in 1..kMaxDeviceAddressSpanGiB, in bytes.
 uint64_t read_span(const char* name, uint64_t fallback, std::string& error) {
   const auto gib = read_integer(
@@ -105,6 +122,7 @@ const Config& config() {
     Config c;
     c.device_count = read_count("SCAFFOLD_DEVICE_COUNT", 2, c.error);
     c.protect_memory = read_flag("SCAFFOLD_PROTECT_MEMORY", true, c.error);
+    c.discrete_memory = read_discrete_memory(c.error);
     c.launch_blocking = read_flag("SCAFFOLD_LAUNCH_BLOCKING", false, c.error);
     c.device_span = read_span("SCAFFOLD_DEVICE_ADDRESS_SPAN_GIB", kDefaultDeviceAddressSpan, c.error);
     read_compute_threads(c);
@@ -219,6 +237,21 @@ drvError_t drvGetDeviceProperties(drvDeviceProperties* props, int device) {
   props->capability_minor = 0;
   props->multiprocessor_count = config().compute_threads_host_waiting; // the most a kernel gets
   return drvSuccess;
+}
+
+drvError_t drvDeviceGetAttribute(int* value, drvDeviceAttribute attribute, int device) {
+  if (value == nullptr) {
+    return fail(drvErrorInvalidValue, "drvDeviceGetAttribute: null value");
+  }
+  if (drvError_t status = check_device(device); status != drvSuccess) {
+    return status;
+  }
+  switch (attribute) {
+    case drvDevAttrHostAddressableMemory:
+      *value = config().discrete_memory ? 0 : 1;
+      return drvSuccess;
+  }
+  return fail(drvErrorInvalidValue, "drvDeviceGetAttribute: unknown attribute " + std::to_string(static_cast<int>(attribute)));
 }
 
 drvError_t drvDeviceSynchronize(void) {

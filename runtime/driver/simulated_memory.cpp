@@ -37,7 +37,10 @@ struct Region {
   uintptr_t device_base = 0;
   uintptr_t host_base = 0;
   uint64_t size = 0; // device_count * span
+  bool discrete = false; // SCAFFOLD_DEVICE_MEMORY=discrete: only launched work translates
 };
+
+thread_local bool t_running_device_work = false;
 
 // Constant-initialized, so translation never waits on a static guard.
 std::atomic<const Region*> g_region{nullptr};
@@ -70,6 +73,7 @@ drvError_t region(const Region** out) {
   }
   auto r = Region();
   r.size = static_cast<uint64_t>(config().device_count) * config().device_span;
+  r.discrete = config().discrete_memory;
   if (r.size == 0) {
     return fail(drvErrorInvalidDevice, "no devices are available (SCAFFOLD_DEVICE_COUNT=0)");
   }
@@ -184,6 +188,14 @@ drvError_t map_views(const Region& r, int device, uint64_t offset, uint64_t size
 
 } // namespace
 
+RunningDeviceWork::RunningDeviceWork() noexcept : was_running_(t_running_device_work) {
+  t_running_device_work = true;
+}
+
+RunningDeviceWork::~RunningDeviceWork() {
+  t_running_device_work = was_running_;
+}
+
 void* translate(const void* device_ptr, size_t size) noexcept {
   const Region* r = g_region.load(std::memory_order_acquire);
   if (r == nullptr) {
@@ -291,6 +303,12 @@ drvError_t drvHostPointer(void** host_ptr, const void* device_ptr) {
   void* host = translate(device_ptr, 0);
   if (host == nullptr) {
     return drvErrorInvalidHandle; // hot path: no message string
+  }
+  if (g_region.load(std::memory_order_relaxed)->discrete && !t_running_device_work) {
+    return fail(
+        drvErrorNotSupported,
+        "drvHostPointer: device memory is not host-addressable (SCAFFOLD_DEVICE_MEMORY=discrete); "
+        "host code reaches it through copies, only launched work addresses it");
   }
   *host_ptr = host;
   return drvSuccess;

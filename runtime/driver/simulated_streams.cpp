@@ -28,7 +28,7 @@ namespace {
 
 // One piece of stream work, stored by value in the stream's queue:
 // enqueueing a copy, a memset or a host function allocates nothing.
-enum class WorkKind : uint8_t { HostFunction, Copy, Set, RecordEvent, WaitEvent };
+enum class WorkKind : uint8_t { HostFunction, Copy, Set, Fill, RecordEvent, WaitEvent };
 
 } // namespace
 } // namespace scaffold::driver
@@ -62,9 +62,11 @@ namespace {
 struct Work {
   WorkKind kind = WorkKind::HostFunction;
   int value = 0; // Set
-  void* dst = nullptr; // Copy, Set; HostFunction: its user data
+  void* dst = nullptr; // Copy, Set, Fill; HostFunction: its user data
   const void* src = nullptr; // Copy
-  size_t size = 0; // Copy, Set
+  size_t size = 0; // Copy, Set, Fill
+  std::array<unsigned char, 16> pattern{}; // Fill
+  uint8_t pattern_size = 0; // Fill
   void (*fn)(void*) = nullptr; // HostFunction
   std::shared_ptr<EventState> event; // RecordEvent, WaitEvent
   uint64_t generation = 0; // RecordEvent, WaitEvent
@@ -76,14 +78,19 @@ struct Work {
 
   void run() {
     switch (kind) {
-      case WorkKind::HostFunction:
+      case WorkKind::HostFunction: {
+        const RunningDeviceWork device_code;
         fn(dst);
         break;
+      }
       case WorkKind::Copy:
         copy_bytes(dst, src, size);
         break;
       case WorkKind::Set:
         set_bytes(dst, value, size);
+        break;
+      case WorkKind::Fill:
+        fill_pattern(dst, pattern.data(), pattern_size, size);
         break;
       case WorkKind::RecordEvent:
         event->complete(generation);
@@ -104,7 +111,7 @@ struct Work {
     const uint64_t start = activity_clock_ns();
     run();
     const uint64_t end = activity_clock_ns();
-    if (kind == WorkKind::HostFunction || kind == WorkKind::Copy || kind == WorkKind::Set) {
+    if (kind == WorkKind::HostFunction || kind == WorkKind::Copy || kind == WorkKind::Set || kind == WorkKind::Fill) {
       drvActivityRecord record{};
       record.kind = kind == WorkKind::HostFunction ? drvActivityKernel
           : kind == WorkKind::Copy                 ? drvActivityMemcpy
@@ -517,6 +524,7 @@ bool record_if_captured(drvStream_t stream, Work& work, drvError_t* status) {
   switch (work.kind) {
     case WorkKind::HostFunction:
     case WorkKind::Set:
+    case WorkKind::Fill:
       break;
     case WorkKind::Copy:
       if (work.copy_kind != drvMemcpyDeviceToDevice) {
@@ -677,6 +685,29 @@ drvError_t drvMemsetAsync(void* device_ptr, int value, size_t size, drvStream_t 
   work.dst = host;
   work.value = value;
   work.size = size;
+  return enqueue(stream, std::move(work));
+}
+
+drvError_t drvMemFillAsync(void* device_ptr, const void* pattern, size_t pattern_size, size_t size, drvStream_t stream) {
+  if (pattern == nullptr || (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8 && pattern_size != 16)) {
+    return fail(drvErrorInvalidValue, "drvMemFillAsync: the pattern must be 1, 2, 4, 8 or 16 bytes");
+  }
+  if (size % pattern_size != 0 || reinterpret_cast<uintptr_t>(device_ptr) % pattern_size != 0) {
+    return fail(drvErrorInvalidValue, "drvMemFillAsync: the address and size must be multiples of the pattern's size");
+  }
+  if (size == 0) {
+    return drvSuccess;
+  }
+  void* host = translate(device_ptr, size);
+  if (host == nullptr) {
+    return fail(drvErrorInvalidValue, "drvMemFillAsync: not device memory of this driver (or the range runs past it)");
+  }
+  Work work;
+  work.kind = WorkKind::Fill;
+  work.dst = host;
+  work.size = size;
+  work.pattern_size = static_cast<uint8_t>(pattern_size);
+  std::memcpy(work.pattern.data(), pattern, pattern_size);
   return enqueue(stream, std::move(work));
 }
 

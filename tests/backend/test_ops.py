@@ -33,6 +33,7 @@ from foo_testing import (
     check_out,
     check_outcome,
     foo,
+    needs_host_views,
     no_fallback,
     place,
 )
@@ -853,6 +854,7 @@ NATIVE_CALLS: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torc
 }
 
 
+@needs_host_views
 @pytest.mark.parametrize("call", sorted(NATIVE_CALLS))
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "channels_last"])
 def test_functional_and_inplace_ops_do_what_the_cpu_does(call: str, layout: str) -> None:

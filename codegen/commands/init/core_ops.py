@@ -1,10 +1,6 @@
-"""The core ops: the factory, copy and view kernels every backend needs before any tensor can
-exist on its device, and the convolutions at::convolution cannot do without.
-
-Their implementations are hand-written once, in the device runtime (runtime/csrc/ops/core_ops.h,
-namespace scaffold::runtime). A backend's kernel files for them forward there in one line, so
-the reference backend and every project made by `scaffold-backend init` share one source of
-truth: a fix in the runtime reaches all of them.
+"""The kernel files of the core ops (model/core_ops.py) in a new project: they forward to the
+runtime in one line, so the reference backend and every project made by `scaffold-backend init`
+share one source of truth: a fix in the runtime reaches all of them.
 """
 
 from __future__ import annotations
@@ -13,36 +9,8 @@ from collections.abc import Iterable
 
 from ...api.signatures import KernelBinding
 from ...emit.kernel_file import KernelFile
+from ...model.core_ops import CORE_OPS
 
-CORE_OPS = (
-    "empty.memory_format",
-    "empty_strided",
-    "as_strided",
-    "view",
-    "_reshape_alias",
-    # Views with a device-generic ATen implementation that the dispatcher still asks every backend
-    # for. Through the CPU fallback they would be views of a host copy: writes through them would
-    # never reach the device tensor (PyTorch's copying fallback only warns).
-    "unfold",
-    "view_as_complex",
-    "view_as_real",
-    "resize_",
-    "_copy_from",
-    "_copy_from_and_resize",
-    "_local_scalar_dense",
-    "set_.source_Storage",
-    "set_.source_Storage_storage_offset",
-    "set_.source_Tensor",
-    "set_",
-    "fill_.Scalar",
-    "zero_",
-    "_efficientzerotensor",
-    # Not views or factories, but as necessary: at::_convolution and at::convolution_backward
-    # call these for every out-of-tree tensor, and their default kernels only raise
-    # (model/raising_defaults.py), so without them no CNN runs on a new backend.
-    "convolution_overrideable",
-    "convolution_backward_overrideable",
-)
 CORE_OPS_HEADER = "core_ops.h"
 RUNTIME_NAMESPACE = "scaffold::runtime"
 

@@ -18,8 +18,6 @@ from ...model import ident
 _AUTOLOAD = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 
 
-
-
 def check_device_name(name: str, *, force: bool = False) -> None:
     """NAME must be a safe identifier, and nothing torch already has: `torch.NAME` (the device
     module), `Tensor.NAME()` / `Tensor.is_NAME` and `Module.NAME()` (the generated methods). Nor

@@ -29,6 +29,7 @@ from ...emit.project import (
     setup_command,
 )
 from ...errors import ProjectConfigError, SourceLocation
+from ...model.core_ops import CORE_OPS
 from ...model.declarations import DeclarationsFile
 from ...model.outputs import GenerateOptions
 from ...model.project import ProjectNames
@@ -39,7 +40,7 @@ from ...paths import display_path
 from ...select.selection import select, unknown_op_hint
 from ...write.plan import write_atomically
 from ..generate import run
-from .core_ops import CORE_OPS, fill_core_kernels
+from .core_ops import fill_core_kernels
 from .examples import filled_example_files
 from .names import check_device_name
 from .project_yaml import adapt_backend_yaml, default_backend_yaml

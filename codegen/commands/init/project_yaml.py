@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import yaml
 
 from ...emit.render import render
+from ...model.core_ops import CORE_OPS
 from ...model.project import ProjectNames
 from ...parse.backend_yaml import parse_backend_yaml
 from ...parse.yaml_nodes import compose_yaml
-from .core_ops import CORE_OPS
 from .examples import (
     EXAMPLE_CLASS,
     EXAMPLE_CLASS_INIT,

@@ -384,8 +384,13 @@ PyObject* py_memory_protection_enabled(PyObject*, PyObject*) {
   return guarded([] { return PyBool_FromLong(memory_protection_enabled()); });
 }
 
+PyObject* py_device_memory_is_host_addressable(PyObject*, PyObject*) {
+  return guarded([] { return PyBool_FromLong(device_memory_is_host_addressable()); });
+}
+
 PyMethodDef methods[] = {
     {"device_count", py_device_count, METH_NOARGS, "Number of simulated devices."},
+    {"device_memory_is_host_addressable", py_device_memory_is_host_addressable, METH_NOARGS, "The driver's answer: may host code address device memory in place?"},
     {"current_device", py_current_device, METH_NOARGS, "This thread's current device."},
     {"set_device", py_set_device, METH_VARARGS, "set_device(index)"},
     {"synchronize", py_synchronize, METH_VARARGS, "synchronize(index=-1): wait for every stream of the device."},

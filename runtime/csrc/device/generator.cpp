@@ -114,6 +114,31 @@ at::Generator cpu_generator(
   return impl->cpu_generator();
 }
 
+CpuDefaultDrawsFromDevice::CpuDefaultDrawsFromDevice(c10::DeviceIndex device)
+    : device_(cpu_generator(std::nullopt, device)) {
+  at::Generator cpu = at::detail::getDefaultCPUGenerator();
+  at::Tensor device_state;
+  {
+    std::lock_guard<std::mutex> lock(device_.mutex());
+    device_state = device_.get_state();
+  }
+  std::lock_guard<std::mutex> lock(cpu.mutex());
+  cpu_state_ = cpu.get_state();
+  cpu.set_state(device_state);
+}
+
+CpuDefaultDrawsFromDevice::~CpuDefaultDrawsFromDevice() {
+  at::Generator cpu = at::detail::getDefaultCPUGenerator();
+  at::Tensor drawn;
+  {
+    std::lock_guard<std::mutex> lock(cpu.mutex());
+    drawn = cpu.get_state();
+    cpu.set_state(cpu_state_);
+  }
+  std::lock_guard<std::mutex> lock(device_.mutex());
+  device_.set_state(drawn);
+}
+
 std::vector<uint8_t> get_rng_state_bytes(c10::DeviceIndex device) {
   at::Generator& gen = default_generator(device);
   std::lock_guard<std::mutex> lock(gen.mutex());

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/GeneratorImpl.h>
 
 namespace scaffold::runtime {
@@ -67,6 +68,23 @@ at::Generator make_device_generator(c10::DeviceIndex device = -1);
 at::Generator cpu_generator(
     const std::optional<at::Generator>& generator,
     c10::DeviceIndex device);
+
+// While alive, the CPU's default generator draws `device`'s random stream:
+// for a CPU kernel that takes no generator and uses the default one
+// (native_dropout), run on behalf of the device by the CPU fallback. Not
+// safe against another thread drawing from the CPU's default generator
+// meanwhile (it would draw the device's numbers).
+class CpuDefaultDrawsFromDevice {
+ public:
+  explicit CpuDefaultDrawsFromDevice(c10::DeviceIndex device);
+  ~CpuDefaultDrawsFromDevice();
+  CpuDefaultDrawsFromDevice(const CpuDefaultDrawsFromDevice&) = delete;
+  CpuDefaultDrawsFromDevice& operator=(const CpuDefaultDrawsFromDevice&) = delete;
+
+ private:
+  at::Generator device_;
+  at::Tensor cpu_state_;
+};
 
 // Generator state as raw bytes, for the Python module's get/set_rng_state
 // (keeps tensor construction out of python_module.cpp).

@@ -1,6 +1,7 @@
 #include "cpu_fallback.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
+#include "declined_kernel.h"
 #include "dtype_fallback.h"
 #include "fallback_observer.h"
 
@@ -48,6 +50,11 @@ class FallbackCounter {
 };
 
 FallbackCounter& fallback_counter() {
+  static FallbackCounter counter;
+  return counter;
+}
+
+FallbackCounter& declined_kernel_counter() {
   static FallbackCounter counter;
   return counter;
 }
@@ -117,6 +124,46 @@ void check_same_device(const std::string& name, const c10::OperatorHandle& op, c
   }
 }
 
+// Where ATen's copying fallback leaves results on the CPU that belong on the
+// device: it puts them on the device of the first tensor argument, which may
+// be a CPU 0-dim one (a wrapped scalar: div(cpu_scalar, x) and the backward of
+// add and mul); the device of the first device tensor then, as in the
+// host-view fallback. nullopt when ATen's choice stands (the first tensor is
+// on the device, or the op names a device).
+std::optional<c10::Device> device_of_results(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  const auto& arguments = op.schema().arguments();
+  const size_t begin = stack.size() - arguments.size();
+  bool first_tensor_on_cpu = false;
+  bool seen_tensor = false;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const c10::IValue& value = stack[begin + i];
+    if (value.isDevice()) {
+      return std::nullopt;
+    }
+    if (value.isTensor() && value.toTensor().defined()) {
+      const at::Tensor& t = value.toTensor();
+      if (!seen_tensor) {
+        seen_tensor = true;
+        first_tensor_on_cpu = t.device().is_cpu();
+      }
+      if (first_tensor_on_cpu && t.device().type() == c10::DeviceType::PrivateUse1) {
+        return t.device();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void move_results_to(c10::Device device, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const size_t returns = op.schema().returns().size();
+  for (size_t i = stack->size() - returns; i < stack->size(); ++i) {
+    c10::IValue& value = (*stack)[i];
+    if (value.isTensor() && value.toTensor().defined() && value.toTensor().device().is_cpu()) {
+      value = value.toTensor().to(device);
+    }
+  }
+}
+
 void run_on_host(const FallbackPolicy& policy, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   // Copies only where the runtime says the host cannot address device memory
   // (or SCAFFOLD_HOST_VIEW_FALLBACK=0 asks for them).
@@ -127,18 +174,41 @@ void run_on_host(const FallbackPolicy& policy, const c10::OperatorHandle& op, to
   // error_on_views: an op returning a view of its input cannot be run on a host copy (the
   // result would alias the copy, and writes through it would be lost); PyTorch only warns.
   // The backend must implement such views (core_ops.py lists the dense ones).
+  const std::optional<c10::Device> results_device = device_of_results(op, *stack);
   at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
+  if (results_device.has_value()) {
+    move_results_to(*results_device, op, stack);
+  }
 }
+
+// Why an op runs on the CPU: it has no kernel, or its kernel declined
+// (declined_kernel.h).
+enum class FallbackReason { NoKernel, KernelDeclined };
 
 void run_named_on_cpu(
     const FallbackPolicy& policy,
     const std::string& name,
     const c10::OperatorHandle& op,
-    torch::jit::Stack* stack) {
+    torch::jit::Stack* stack,
+    FallbackReason reason = FallbackReason::NoKernel) {
   check_same_device(name, op, *stack);
   // The CPU computes now, on the host: a replay of a stream capture would not run it.
   check_fallback_allowed(name);
-  if (fallback_counter().record(name) && policy.warn_once_per_op) {
+  const bool first_of_op = fallback_counter().record(name);
+  if (reason == FallbackReason::KernelDeclined) {
+    declined_kernel_counter().record(name);
+    // One warning, not one per op: on such a device every kernel written on
+    // host views declines, and the counts name them all.
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      if (policy.warn_once_per_op) {
+        TORCH_WARN(
+            "The host cannot address this '", policy.device, "' device's memory, so the kernels that compute on "
+            "host views decline (the first: '", name, "'): their ops run on the CPU instead, tensors copied both "
+            "ways. torch.ops.", policy.device, "._fallback_counts() counts them. Policy: ", policy.policy_source, ".");
+      }
+    });
+  } else if (first_of_op && policy.warn_once_per_op) {
     TORCH_WARN(
         "'", name, "' has no kernel for the '", policy.device,
         "' backend and runs on the CPU instead (", how_it_runs(policy), "). "
@@ -152,12 +222,36 @@ void run_named_on_cpu(
       "cpu_fallback: " + name,
       c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - op.schema().arguments().size(),
                                        op.schema().arguments().size()));
+  if (reason == FallbackReason::KernelDeclined) {
+    // What the kernel would have run on host views, with the CPU's own dtype
+    // support, as where the host addresses device memory.
+    run_on_host(policy, op, stack);
+    return;
+  }
   // A dtype the CPU kernel refuses and CUDA's accept is computed in one the
   // CPU supports, or refused in the device's name (dtype_fallback.h).
   run_in_supported_dtype(policy.device, name, op, stack, [&](torch::jit::Stack* s) { run_on_host(policy, op, s); });
 }
 
+std::atomic<const FallbackPolicy*> g_installed_policy{nullptr};
+
 } // namespace
+
+void install_fallback_policy(const FallbackPolicy& policy) noexcept {
+  g_installed_policy.store(&policy, std::memory_order_release);
+}
+
+void run_declined_kernel_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const FallbackPolicy* policy = g_installed_policy.load(std::memory_order_acquire);
+  TORCH_INTERNAL_ASSERT(policy != nullptr, "a kernel declined before the backend's fallback policy was installed");
+  const std::string name = qualified_name(op);
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      !std::binary_search(policy->never.begin(), policy->never.end(), std::string_view(name)),
+      "'", name, "': the '", policy->device, "' kernel computes on host views, and the host cannot address this "
+      "device's memory; ", policy->policy_source, " lists the op under fallback.never, so it may not run on the CPU "
+      "either. Write a kernel that launches device code for it.");
+  run_named_on_cpu(*policy, name, op, stack, FallbackReason::KernelDeclined);
+}
 
 void run_on_cpu(const FallbackPolicy& policy, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   run_named_on_cpu(policy, qualified_name(op), op, stack);
@@ -182,6 +276,11 @@ std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_counts() {
 
 void reset_fallback_counts() {
   fallback_counter().reset();
+  declined_kernel_counter().reset();
+}
+
+std::tuple<std::vector<std::string>, std::vector<int64_t>> declined_kernel_counts() {
+  return declined_kernel_counter().snapshot();
 }
 
 } // namespace scaffold::runtime

@@ -49,9 +49,15 @@ void run_on_cpu(const FallbackPolicy& policy, const c10::OperatorHandle& op, tor
 // default is "error"; otherwise run_on_cpu.
 void boxed_cpu_fallback(const FallbackPolicy& policy, const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// Makes `policy` (which must outlive the process's use of it: the generated
+// fallback file's constant) the one run_declined_kernel_on_cpu applies.
+void install_fallback_policy(const FallbackPolicy& policy) noexcept;
+
 // How often each op ran on the CPU, by qualified name, sorted; and a reset.
 // The counts tell a backend author which kernels to write next.
 std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_counts();
 void reset_fallback_counts();
+// Of those, the runs of ops whose kernel declined (declined_kernel.h).
+std::tuple<std::vector<std::string>, std::vector<int64_t>> declined_kernel_counts();
 
 } // namespace scaffold::runtime

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/native/CPUFallback.h>
@@ -18,6 +19,7 @@
 #include "fallback_observer.h"
 #include "device.h"
 #include "env.h"
+#include "generator.h"
 #include "memory_access.h"
 #include "stream.h"
 
@@ -119,7 +121,8 @@ void* retain_storage(const c10::Storage& storage) {
 
 // Device memory holding the bytes of `host`, a storage the CPU kernel
 // allocated (or grew): the device block itself when the kernel allocated it
-// through the device, else a new block with one copy.
+// through the device, else a new block with one copy (through the driver
+// where the host cannot address device memory).
 c10::DataPtr device_memory_for(const c10::Storage& host, c10::DeviceIndex device) {
   const c10::DataPtr& data = host.data_ptr();
   const size_t nbytes = host.nbytes();
@@ -132,9 +135,36 @@ c10::DataPtr device_memory_for(const c10::Storage& host, c10::DeviceIndex device
     return c10::DataPtr(block.get(), retain_storage(host), &release_storage, block.device());
   }
   c10::DataPtr block = allocate_on_device(device, nbytes);
-  std::memcpy(host_address(block.get()), data.get(), nbytes);
+  if (device_memory_is_host_addressable()) {
+    std::memcpy(host_address(block.get()), data.get(), nbytes);
+  } else {
+    copy_bytes(block.get(), data.get(), nbytes, CopyKind::HostToDevice);
+  }
   return block;
 }
+
+// The bytes [begin, end) of a storage that a tensor's elements span.
+struct ByteRange {
+  size_t begin = SIZE_MAX;
+  size_t end = 0;
+
+  void add(const at::Tensor& t) {
+    if (t.numel() == 0) {
+      return;
+    }
+    int64_t last = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      last += (t.size(d) - 1) * t.stride(d);
+    }
+    const auto itemsize = static_cast<size_t>(t.itemsize());
+    const auto first = static_cast<size_t>(t.storage_offset()) * itemsize;
+    begin = std::min(begin, first);
+    end = std::max(end, first + (static_cast<size_t>(last) + 1) * itemsize);
+  }
+  bool empty() const {
+    return end <= begin;
+  }
+};
 
 void copy_metadata(c10::TensorImpl& to, const at::Tensor& from) {
   to.set_sizes_and_strides(from.sizes(), from.strides(), from.storage_offset());
@@ -153,10 +183,15 @@ at::Tensor tensor_over(c10::Storage storage, c10::DispatchKey key, const at::Ten
 }
 
 // The host storages of one fallback call: one per device storage, so two
-// arguments viewing one device allocation view one host allocation.
+// arguments viewing one device allocation view one host allocation. Where the
+// host cannot address device memory (staged), a host storage is CPU memory of
+// the device storage's size holding a copy of the bytes the arguments span
+// (stage_in), and the bytes the kernel wrote are copied back (stage_out):
+// the CPU kernel sees the same offsets, strides and aliasing either way.
 class HostStorages {
  public:
-  explicit HostStorages(c10::Allocator* host_allocator) : host_allocator_(host_allocator) {}
+  explicit HostStorages(c10::Allocator* host_allocator)
+      : host_allocator_(host_allocator), staged_(!device_memory_is_host_addressable()) {}
 
   // A CPU tensor over `device_tensor`'s memory, or the tensor itself when
   // it is not on this device (a CPU scalar, an undefined tensor).
@@ -171,7 +206,69 @@ class HostStorages {
     if (device_ < 0) {
       device_ = device_tensor.device().index();
     }
-    return tensor_over(host_storage_of(device_tensor.storage()), c10::DispatchKey::CPU, device_tensor);
+    Entry& entry = entry_of(device_tensor.storage());
+    entry.read.add(device_tensor);
+    return tensor_over(entry.host, c10::DispatchKey::CPU, device_tensor);
+  }
+
+  // Staged: copies in the bytes the arguments span, before the kernel runs,
+  // and keeps a copy of them to tell what the kernel changed.
+  void stage_in() {
+    if (!staged_) {
+      return;
+    }
+    for (auto& entry : entries_) {
+      if (!entry.read.empty()) {
+        char* host = static_cast<char*>(entry.host.mutable_data()) + entry.read.begin;
+        const size_t nbytes = entry.read.end - entry.read.begin;
+        copy_bytes(host, static_cast<const char*>(entry.device.data()) + entry.read.begin, nbytes, CopyKind::DeviceToHost);
+        entry.before.assign(host, host + nbytes);
+      }
+    }
+  }
+
+  // Staged, after stage_out: copies back the arguments' bytes where the
+  // kernel changed them without its schema saying so (native_batch_norm's
+  // running statistics).
+  void stage_out_changed() {
+    if (!staged_) {
+      return;
+    }
+    for (auto& entry : entries_) {
+      if (entry.grown || entry.written_back || entry.read.empty()) {
+        continue;
+      }
+      const char* host = static_cast<const char*>(entry.host.data()) + entry.read.begin;
+      const size_t nbytes = entry.read.end - entry.read.begin;
+      if (std::memcmp(host, entry.before.data(), nbytes) != 0) {
+        copy_bytes(static_cast<char*>(entry.device.mutable_data()) + entry.read.begin, host, nbytes, CopyKind::HostToDevice);
+      }
+    }
+  }
+
+  // Staged: copies back what the kernel wrote through `written` (the host
+  // view of an in-place or out= argument, after the kernel), unless its
+  // storage grew (adopt_grown_storages moved all of it).
+  void stage_out(const at::Tensor& written) {
+    if (!staged_ || !written.defined() || !written.device().is_cpu()) {
+      return;
+    }
+    for (auto& entry : entries_) {
+      if (entry.host.unsafeGetStorageImpl() == written.storage().unsafeGetStorageImpl() && !entry.grown) {
+        // The whole of what the arguments span (other arguments may alias
+        // it) and what the written tensor spans now.
+        ByteRange range = entry.read;
+        range.add(written);
+        entry.written_back = true;
+        if (!range.empty()) {
+          copy_bytes(
+              static_cast<char*>(entry.device.mutable_data()) + range.begin,
+              static_cast<const char*>(entry.host.data()) + range.begin,
+              range.end - range.begin,
+              CopyKind::HostToDevice);
+        }
+      }
+    }
   }
 
   // The device of the first device tensor seen, if any.
@@ -196,6 +293,7 @@ class HostStorages {
   void adopt_grown_storages() {
     for (auto& entry : entries_) {
       if (entry.host.data() != entry.host_base || entry.host.nbytes() != entry.device.nbytes()) {
+        entry.grown = true;
         c10::StorageImpl* device = entry.device.unsafeGetStorageImpl();
         device->set_data_ptr_noswap(device_memory_for(entry.host, entry.device.device().index()));
         device->set_nbytes(entry.host.nbytes());
@@ -229,17 +327,24 @@ class HostStorages {
     c10::Storage device;
     c10::Storage host;
     const void* host_base;
+    ByteRange read; // staged: the bytes the arguments span
+    bool grown = false;
+    bool written_back = false; // staged: by stage_out
+    std::vector<char> before; // staged: the bytes of `read` before the kernel ran
   };
 
-  c10::Storage host_storage_of(const c10::Storage& device_storage) {
-    for (const auto& entry : entries_) {
+  Entry& entry_of(const c10::Storage& device_storage) {
+    for (auto& entry : entries_) {
       if (entry.device.is_alias_of(device_storage)) {
-        return entry.host;
+        return entry;
       }
     }
     const void* device_base = device_storage.data();
     c10::DataPtr host_data(nullptr, c10::Device(c10::DeviceType::CPU));
-    if (device_base != nullptr) {
+    if (staged_ && device_base != nullptr) {
+      // The copy's memory; stage_in fills the bytes the arguments span.
+      host_data = c10::GetCPUAllocator()->allocate(device_storage.nbytes());
+    } else if (device_base != nullptr) {
       // The host view keeps the device storage alive for as long as the
       // CPU kernel (or anything it hands the view to) holds it.
       host_data = c10::DataPtr(
@@ -257,11 +362,12 @@ class HostStorages {
         std::move(host_data),
         host_allocator_,
         /*resizable=*/true);
-    entries_.push_back(Entry{device_storage, host, host_base});
-    return host;
+    entries_.push_back(Entry{device_storage, host, host_base, {}, false, false, {}});
+    return entries_.back();
   }
 
   c10::Allocator* host_allocator_;
+  bool staged_;
   c10::SmallVector<Entry, 4> entries_;
   c10::DeviceIndex device_ = -1;
 };
@@ -319,20 +425,31 @@ void sync_written(const c10::IValue& device_argument, const c10::IValue& host_ar
   }
 }
 
+bool is_generator_argument(const c10::Argument& argument) {
+  const c10::TypePtr& type = argument.type();
+  return type->kind() == c10::TypeKind::GeneratorType ||
+      (type->kind() == c10::TypeKind::OptionalType &&
+       type->containedType(0)->kind() == c10::TypeKind::GeneratorType);
+}
+
+void stage_out(HostStorages& storages, const c10::IValue& written) {
+  if (written.isTensor()) {
+    storages.stage_out(written.toTensor());
+  } else if (written.isTensorList()) {
+    for (const at::Tensor& t : written.toTensorList()) {
+      storages.stage_out(t);
+    }
+  }
+}
+
 bool same_alias_set(const c10::AliasInfo* a, const c10::AliasInfo* b) {
   return a != nullptr && b != nullptr && (a == b || *a == *b);
 }
 
 } // namespace
 
-bool device_memory_is_host_addressable() noexcept {
-  // allocator.h: every allocation has a read/write host mapping.
-  return true;
-}
-
 bool host_view_fallback_enabled() {
-  static const bool enabled =
-      device_memory_is_host_addressable() && env::get_flag("SCAFFOLD_HOST_VIEW_FALLBACK", true);
+  static const bool enabled = env::get_flag("SCAFFOLD_HOST_VIEW_FALLBACK", true);
   return enabled;
 }
 
@@ -341,7 +458,9 @@ void host_view_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   const size_t num_arguments = schema_arguments.size();
   const size_t arguments_begin = stack->size() - num_arguments;
 
-  c10::Allocator* device_backed = device_backed_cpu_allocator();
+  // Where the host cannot address device memory, the CPU kernel allocates host memory, copied to
+  // the device afterwards.
+  c10::Allocator* device_backed = device_memory_is_host_addressable() ? device_backed_cpu_allocator() : nullptr;
   HostStorages storages(device_backed != nullptr ? device_backed : c10::GetCPUAllocator());
   // The device arguments as they came, by argument index (None elsewhere).
   c10::SmallVector<c10::IValue, 8> originals(num_arguments);
@@ -375,6 +494,20 @@ void host_view_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   if (!target_device.has_value()) {
     target_device = storages.device();
   }
+  if (target_device.has_value()) {
+    // Random ops draw from the device's generator (a CPU generator inside, generator.h), as its
+    // kernels do: torch.<device>.manual_seed makes them reproducible.
+    for (size_t i = 0; i < num_arguments; ++i) {
+      c10::IValue& argument = (*stack)[arguments_begin + i];
+      if (is_generator_argument(schema_arguments[i]) && (argument.isNone() || argument.isGenerator())) {
+        std::optional<at::Generator> generator =
+            argument.isGenerator() ? std::optional<at::Generator>(argument.toGenerator()) : std::nullopt;
+        if (!generator.has_value() || generator->device().is_privateuseone()) {
+          argument = cpu_generator(generator, *target_device);
+        }
+      }
+    }
+  }
   if (!target_device.has_value()) {
     // No device tensor and no device: nothing to view; the outputs'
     // destination is unknown, as in ATen's fallback.
@@ -395,9 +528,16 @@ void host_view_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   for (const c10::DeviceIndex device : devices) {
     synchronize_stream(current_stream(device));
   }
+  storages.stage_in();
 
   {
     const RedirectAllocationsTo redirect(device_backed != nullptr ? *target_device : -1);
+    // A random op without a generator argument draws from the device's stream, as its kernel would.
+    std::optional<CpuDefaultDrawsFromDevice> device_random;
+    if (op.hasTag(at::Tag::nondeterministic_seeded) &&
+        std::none_of(schema_arguments.begin(), schema_arguments.end(), is_generator_argument)) {
+      device_random.emplace(*target_device);
+    }
     const FallbackCpuWork cpu_work; // the rest of this function is host-view overhead
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
   }
@@ -407,9 +547,11 @@ void host_view_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   storages.adopt_grown_storages();
   for (size_t i = 0; i < num_arguments; ++i) {
     if (!written_views[i].isNone()) {
+      stage_out(storages, written_views[i]);
       sync_written(originals[i], written_views[i]);
     }
   }
+  storages.stage_out_changed();
 
   const auto& schema_returns = op.schema().returns();
   const size_t num_returns = schema_returns.size();

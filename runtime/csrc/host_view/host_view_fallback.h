@@ -31,12 +31,6 @@
 
 namespace scaffold::runtime {
 
-// Whether the host can read and write device memory in place (through
-// host_address/host_view, memory_access.h), as on the simulated device,
-// unified-memory and CPU-like accelerators. A port to a device with separate
-// memory answers false here, and the fallback keeps copying.
-bool device_memory_is_host_addressable() noexcept;
-
 // True when the device memory is host-addressable and
 // SCAFFOLD_HOST_VIEW_FALLBACK is not set to 0 (read once; the switch exists
 // to run a backend's tests through the copying fallback too).

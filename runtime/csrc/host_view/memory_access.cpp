@@ -1,12 +1,15 @@
 #include "memory_access.h"
 
 #include <cstring>
+#include <string>
 
+#include <ATen/ops/empty.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/Storage.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
+#include "allocator.h"
 #include "capture.h"
 #include "profiler.h"
 #include "status.h"
@@ -23,6 +26,16 @@ void release_device_storage(void* storage_impl) {
 }
 
 } // namespace
+
+void refuse_host_access(const char* what) {
+  const std::string backend = c10::get_privateuse1_backend();
+  throw HostAccessUnavailable(
+      c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+      std::string(what) + ": host code cannot address " + backend + " memory (the driver says it is not " +
+          "host-addressable, drvDevAttrHostAddressableMemory); copy the tensor to the CPU instead (.cpu()). " +
+          "A kernel that computes on host views declines on such a device, and its op runs through the copying " +
+          "fallback.");
+}
 
 void* translate_device_address(const void* device_ptr) noexcept {
   void* host = nullptr;
@@ -42,6 +55,9 @@ bool is_device_pointer(const void* ptr) noexcept {
 
 void* launch_host_address(const void* device_ptr) {
   void* host = translate_device_address(device_ptr);
+  if (host == nullptr && device_ptr != nullptr && !device_memory_is_host_addressable()) {
+    refuse_host_access("host_address");
+  }
   TORCH_CHECK(
       host != nullptr,
       "host_address: ",
@@ -84,6 +100,9 @@ at::Tensor make_host_view(const at::Tensor& device_tensor, bool wait) {
   c10::DataPtr host_data(nullptr, c10::Device(c10::DeviceType::CPU));
   if (device_base != nullptr) {
     void* host_base = translate_device_address(device_base);
+    if (host_base == nullptr && !device_memory_is_host_addressable()) {
+      refuse_host_access("host_view");
+    }
     TORCH_CHECK(
         host_base != nullptr,
         "host_view: the storage of this ",
@@ -179,6 +198,70 @@ void copy_bytes(void* dst, const void* src, size_t nbytes, CopyKind kind) {
     return;
   }
   synchronize_stream(copy_bytes_async(dst, src, nbytes, kind));
+}
+
+// ---- Staging ---------------------------------------------------------------------
+
+namespace {
+
+// Elements from a tensor's first to its last, gaps included (strides are
+// never negative in PyTorch); 0 for an empty tensor.
+int64_t span_elements(const at::Tensor& t) {
+  if (t.numel() == 0) {
+    return 0;
+  }
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    last += (t.size(d) - 1) * t.stride(d);
+  }
+  return last + 1;
+}
+
+// A CPU tensor with `device_tensor`'s layout over `buffer` (its span).
+at::Tensor over_span(const at::Tensor& buffer, const at::Tensor& device_tensor) {
+  at::Tensor staged = buffer.as_strided(device_tensor.sizes(), device_tensor.strides(), 0);
+  staged._set_conj(device_tensor.is_conj());
+  staged._set_neg(device_tensor.is_neg());
+  return staged;
+}
+
+at::Tensor span_buffer(const at::Tensor& device_tensor) {
+  TORCH_CHECK(
+      device_tensor.device().type() == c10::DeviceType::PrivateUse1 && device_tensor.layout() == c10::kStrided,
+      "staging: expected a strided ", c10::get_privateuse1_backend(), " tensor, got one on ", device_tensor.device());
+  return at::empty({span_elements(device_tensor)}, at::TensorOptions().dtype(device_tensor.dtype()));
+}
+
+} // namespace
+
+at::Tensor staged_empty(const at::Tensor& device_tensor) {
+  return over_span(span_buffer(device_tensor), device_tensor);
+}
+
+at::Tensor staged_copy(const at::Tensor& device_tensor) {
+  at::Tensor buffer = span_buffer(device_tensor);
+  copy_bytes(buffer.data_ptr(), device_tensor.const_data_ptr(), buffer.nbytes(), CopyKind::DeviceToHost);
+  return over_span(buffer, device_tensor);
+}
+
+void write_back(const at::Tensor& staged, const at::Tensor& device_tensor) {
+  const size_t nbytes = static_cast<size_t>(span_elements(device_tensor)) * device_tensor.itemsize();
+  TORCH_INTERNAL_ASSERT(
+      staged.storage_offset() == 0 && staged.sizes() == device_tensor.sizes() &&
+          staged.strides() == device_tensor.strides() && staged.storage().nbytes() >= nbytes,
+      "write_back: the staged tensor's layout changed");
+  copy_bytes(device_tensor.data_ptr(), staged.storage().data(), nbytes, CopyKind::HostToDevice);
+}
+
+void fill_bytes_async(void* dst, const void* pattern, size_t pattern_size, size_t nbytes) {
+  const c10::DeviceIndex device = device_of_address(dst);
+  TORCH_CHECK(device >= 0, "fill_bytes_async: ", dst, " is not ", c10::get_privateuse1_backend(), " device memory");
+  if (nbytes == 0) {
+    return;
+  }
+  const c10::Stream stream = current_stream(device);
+  const DeviceActivityScope activity("fill", device, "drvMemFillAsync");
+  SCAFFOLD_DRIVER_CHECK(drvMemFillAsync(dst, pattern, pattern_size, nbytes, driver_stream(stream)));
 }
 
 } // namespace scaffold::runtime

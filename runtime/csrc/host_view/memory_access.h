@@ -11,12 +11,20 @@
 // host_view is cheap (no copy, no syscall, no dispatcher call): it builds a
 // CPU TensorImpl over the translated storage base with the device tensor's
 // sizes, strides and storage offset.
+//
+// On a device whose memory the host cannot address (a GPU, an NPU, OpenCL;
+// the simulator with SCAFFOLD_DEVICE_MEMORY=discrete) there is no host view:
+// these functions throw HostAccessUnavailable (host_access_error.h), and host
+// code reaches device memory through the driver's copies and fills instead --
+// the staging functions at the end of this file.
 #pragma once
 
 #include <cstddef>
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Stream.h>
+
+#include "host_access_error.h"
 
 namespace scaffold::runtime {
 
@@ -62,6 +70,26 @@ enum class CopyKind {
   DeviceToHost,
   DeviceToDevice,
 };
+
+// ---- Host code without host views: staging through the driver --------------
+//
+// These work on every device, addressable or not. A staged tensor is a CPU
+// tensor over a copy of the bytes a device tensor's elements span (from its
+// first element to its last, gaps included), with the device tensor's sizes,
+// strides, dtype and conj/neg bits.
+
+// A staged copy of `device_tensor` (waits for the current stream's work).
+at::Tensor staged_copy(const at::Tensor& device_tensor);
+// A staged tensor laid out as staged_copy's, its values not copied: for a
+// result that host code writes in full (a non-overlapping, dense tensor).
+at::Tensor staged_empty(const at::Tensor& device_tensor);
+// Copies `staged` (staged_copy or staged_empty of `device_tensor`, written
+// by host code; its layout unchanged) back into `device_tensor`'s bytes.
+void write_back(const at::Tensor& staged, const at::Tensor& device_tensor);
+
+// Fills `nbytes` of device memory at `dst` with copies of `pattern_size`
+// bytes (drvMemFillAsync), enqueued on the current stream of its device.
+void fill_bytes_async(void* dst, const void* pattern, size_t pattern_size, size_t nbytes);
 
 // Copies `nbytes` between host memory and device memory through the
 // driver, on the current stream of the device side (the destination's for

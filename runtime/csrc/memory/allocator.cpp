@@ -839,4 +839,14 @@ bool memory_protection_enabled() {
   return enabled != 0;
 }
 
+bool device_memory_is_host_addressable() noexcept {
+  static const bool addressable = [] {
+    int value = 0;
+    // A driver that cannot answer is taken at its word as little as
+    // possible: copies work on every device.
+    return drvDeviceGetAttribute(&value, drvDevAttrHostAddressableMemory, 0) == drvSuccess && value != 0;
+  }();
+  return addressable;
+}
+
 } // namespace scaffold::runtime

@@ -128,4 +128,14 @@ bool in_bad_fork() noexcept;
 // (SCAFFOLD_PROTECT_MEMORY=0 for the simulated driver).
 bool memory_protection_enabled();
 
+// Whether host code may read and write device memory in place (through
+// host_address/host_view, memory_access.h): the driver's
+// drvDevAttrHostAddressableMemory, asked once. True for the simulated device
+// (unless SCAFFOLD_DEVICE_MEMORY=discrete), unified-memory and CPU-like
+// accelerators; false for a GPU or NPU, whose memory the host reaches only
+// through copies -- then host views are refused (HostAccessUnavailable), the
+// kernels that compute on them decline and their ops run through the copying
+// fallback, and the core ops use the driver's copies and fills.
+bool device_memory_is_host_addressable() noexcept;
+
 } // namespace scaffold::runtime

@@ -33,6 +33,7 @@
 #include <ATen/ops/convolution_backward.h>
 #include <c10/util/Exception.h>
 
+#include "allocator.h"
 #include "functional_operands.h"
 #include "host_kernel_launch.h"
 #include "kernel_support.h"
@@ -54,8 +55,18 @@ at::Tensor to_device(const at::Tensor& host, c10::Device device, at::MemoryForma
     return host;
   }
   at::Tensor result = empty(host.sizes(), host.scalar_type(), c10::kStrided, device, std::nullopt, format);
-  host_view(result).copy_(host);
+  if (device_memory_is_host_addressable()) {
+    host_view(result).copy_(host);
+  } else {
+    result.copy_(host); // through the driver
+  }
   return result;
+}
+
+// An operand on the CPU, for a convolution computed there on a device whose memory the host
+// cannot address (a copy through the driver); undefined stays undefined.
+at::Tensor to_cpu(const at::Tensor& t) {
+  return t.defined() ? t.cpu() : t;
 }
 
 // A convolution's arguments, owned: launched work outlives the caller's arrays.
@@ -161,6 +172,14 @@ at::Tensor convolution_overrideable(const at::Tensor & input, const at::Tensor &
   // at::_convolution sends every tensor of this backend here (ConvBackend::Overrideable), after checking the
   // shapes. On host views the same call picks the CPU's own backend (mkldnn, slow_conv2d, ...).
   TORCH_CHECK(input.dim() >= 3, "convolution_overrideable: expected an input with a batch and a channel dimension, got ", input.dim(), " dimension(s)");
+  if (!device_memory_is_host_addressable()) {
+    // No host views: the CPU computes on copies (the copying fallback cannot: the CPU has no
+    // convolution_overrideable).
+    const at::Tensor host_result = at::convolution(
+        to_cpu(input), to_cpu(weight), bias.has_value() ? std::optional<at::Tensor>(to_cpu(*bias)) : std::nullopt,
+        stride, padding, dilation, transposed, output_padding, groups);
+    return to_device(host_result, input.device(), result_format(input, weight));
+  }
   if (std::optional<at::Tensor> launched = launch_convolution(
           input, weight, bias,
           ConvolutionParams{stride.vec(), padding.vec(), dilation.vec(), transposed, output_padding.vec(), groups})) {
@@ -213,6 +232,15 @@ std::optional<Gradients> launch_convolution_backward(
   // transposed.
   TORCH_CHECK(weight.dim() >= 3, "convolution_backward_overrideable: expected a weight with at least 3 dimensions, got ", weight.dim());
   const int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);
+  if (!device_memory_is_host_addressable()) {
+    const std::array<int64_t, 1> bias_sizes{out_channels};
+    auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
+        to_cpu(grad_output), to_cpu(input), to_cpu(weight), at::IntArrayRef(bias_sizes), stride, padding, dilation,
+        transposed, output_padding, groups, output_mask);
+    const at::MemoryFormat format = result_format(input, weight);
+    return {to_device(grad_input, input.device(), format), to_device(grad_weight, input.device(), format),
+            to_device(grad_bias, input.device(), at::MemoryFormat::Contiguous)};
+  }
   if (std::optional<Gradients> launched = launch_convolution_backward(
           grad_output, input, weight, out_channels,
           ConvolutionParams{stride.vec(), padding.vec(), dilation.vec(), transposed, output_padding.vec(), groups},

@@ -6,6 +6,7 @@
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorFactories.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/_local_scalar_dense_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
@@ -318,6 +319,49 @@ bool launches_as_device_copy(const at::Tensor& self, const at::Tensor& dst) {
       (between == at::MemOverlapStatus::No || between == at::MemOverlapStatus::TooHard);
 }
 
+// A copy that is not one block of bytes, on a device whose memory the host
+// cannot address: ATen's CPU copy between staged tensors (memory_access.h),
+// the device side(s) copied in through the driver and the destination copied
+// back. A dense destination is written in full, so its old bytes are not
+// read first.
+void staged_copy_from(const at::Tensor& self, const at::Tensor& dst) {
+  const at::Tensor host_src = on_device(self) ? staged_copy(self) : self;
+  if (!on_device(dst)) {
+    at::native::copy_(const_cast<at::Tensor&>(dst), host_src, /*non_blocking=*/false);
+    return;
+  }
+  at::Tensor host_dst = dst.is_non_overlapping_and_dense() ? staged_empty(dst) : staged_copy(dst);
+  at::native::copy_(host_dst, host_src, /*non_blocking=*/false);
+  write_back(host_dst, dst);
+}
+
+// The bytes of `value` as `t`'s dtype stores it (conj/neg bits applied),
+// for drvMemFillAsync; nullopt where a fill is not a repeated pattern.
+std::optional<at::Tensor> stored_fill_value(const at::Tensor& t, const at::Scalar& value) {
+  if (!t.is_non_overlapping_and_dense() || t.itemsize() > 16) {
+    return std::nullopt;
+  }
+  at::Tensor element = at::empty({1}, at::TensorOptions().dtype(t.dtype()));
+  at::Tensor as_stored = element;
+  as_stored._set_conj(t.is_conj());
+  as_stored._set_neg(t.is_neg());
+  at::cpu::fill_(as_stored, value); // a conj/neg tensor stores the conjugate/negation
+  return element;
+}
+
+// Fills a tensor on a device whose memory the host cannot address: a dense
+// one with the driver's pattern fill (enqueued, as a kernel), any other
+// through a staged copy.
+void fill_without_host_access(at::Tensor& self, const at::Scalar& value) {
+  if (const std::optional<at::Tensor> pattern = stored_fill_value(self, value)) {
+    fill_bytes_async(self.data_ptr(), pattern->const_data_ptr(), self.itemsize(), self.numel() * self.itemsize());
+    return;
+  }
+  at::Tensor host = staged_copy(self);
+  at::cpu::fill_(host, value);
+  write_back(host, self);
+}
+
 } // namespace
 
 at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking) {
@@ -356,7 +400,7 @@ at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_
     enqueue_bytewise_copy(self, dst, non_blocking);
     return dst;
   }
-  if (launches_as_device_copy(self, dst)) {
+  if (device_memory_is_host_addressable() && launches_as_device_copy(self, dst)) {
     // A strided copy or a cast within one device (a permuted tensor made
     // contiguous, a weight cast by autocast): ATen's CPU copy between host
     // views, launched.
@@ -365,6 +409,10 @@ at::Tensor _copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_
     launch(dst.device().index(), "copy_", [host_dst = launch_host_view(dst), host_src = launch_host_view(self)]() mutable {
       at::native::copy_(host_dst, host_src, /*non_blocking=*/false);
     });
+    return dst;
+  }
+  if (!device_memory_is_host_addressable()) {
+    staged_copy_from(self, dst);
     return dst;
   }
   // Anything else -- host memory on one side, complex values,
@@ -395,7 +443,7 @@ at::Scalar _local_scalar_dense(const at::Tensor & self) {
       "a Tensor with ",
       self.numel(),
       " elements cannot be converted to Scalar");
-  return at::native::_local_scalar_dense_cpu(host_view(self));
+  return at::native::_local_scalar_dense_cpu(device_memory_is_host_addressable() ? host_view(self) : staged_copy(self));
 }
 
 // ---- Fills -------------------------------------------------------------------------
@@ -407,6 +455,10 @@ at::Tensor & fill_(at::Tensor & self, const at::Scalar & value) {
   if (self.numel() == 0) {
     return self;
   }
+  if (!device_memory_is_host_addressable()) {
+    fill_without_host_access(self, value);
+    return self;
+  }
   launch(self.device().index(), "fill_", [host = launch_host_view(self), value]() mutable {
     at::cpu::fill_(host, value);
   });
@@ -416,6 +468,10 @@ at::Tensor & fill_(at::Tensor & self, const at::Scalar & value) {
 at::Tensor & zero_(at::Tensor & self) {
   check_device_tensor(self, "zero_", "self");
   if (self.numel() == 0) {
+    return self;
+  }
+  if (!device_memory_is_host_addressable()) {
+    fill_without_host_access(self, 0);
     return self;
   }
   launch(self.device().index(), "zero_", [host = launch_host_view(self)]() mutable { at::cpu::zero_(host); });

@@ -272,11 +272,17 @@ def _add_memory_stats_api(mod: types.ModuleType, c: Any, index: Callable[[Any], 
     def memory_protection_enabled() -> bool:
         return bool(c.memory_protection_enabled())
 
+    def device_memory_is_host_addressable() -> bool:
+        """The driver's answer: True when host code may read and write device memory in place
+        (host views, the zero-copy fallback); False for a device whose memory the host reaches
+        only through copies (a GPU, an NPU, OpenCL; ``SCAFFOLD_DEVICE_MEMORY=discrete``)."""
+        return bool(c.device_memory_is_host_addressable())
+
     _export(
         mod,
         memory_allocated, memory_reserved, max_memory_allocated, memory_stats,
         reset_peak_memory_stats, empty_cache, set_memory_capacity,
-        get_memory_capacity, memory_protection_enabled,
+        get_memory_capacity, memory_protection_enabled, device_memory_is_host_addressable,
     )
 
 
@@ -300,7 +306,13 @@ def _add_fallback_counts(mod: types.ModuleType, name: str) -> None:
     def reset_fallback_counts() -> None:
         _fallback_op("_reset_fallback_counts")()
 
-    _export(mod, fallback_counts, reset_fallback_counts)
+    def declined_kernel_counts() -> dict[str, int]:
+        """Of fallback_counts(), the runs of ops whose kernel declined: kernels that compute on
+        host views, on a device whose memory the host cannot address."""
+        names, counts = _fallback_op("_declined_kernel_counts")()
+        return dict(zip(names, counts, strict=True))
+
+    _export(mod, fallback_counts, reset_fallback_counts, declined_kernel_counts)
 
 
 def _add_amp(mod: types.ModuleType, name: str) -> None:

@@ -13,7 +13,8 @@ the torch wheel): this module only hands Gloo host memory and orders the work wi
   see ``driver/simulated_memory.cpp``): Gloo reads and writes the device tensors through
   ``torch.ops.scaffold_runtime.host_view`` (``csrc/host_view/host_view_op.cpp``): CPU tensors aliasing the
   device memory through the runtime's host mapping, no copy, memory protection left on.
-* **Otherwise** (a runtime without ``host_view``, or ``memory="staging"``): inputs are copied
+* **Otherwise** (a driver whose memory the host cannot address, ``SCAFFOLD_DEVICE_MEMORY=discrete``
+  for the simulated one, or ``memory="staging"``): inputs are copied
   into pinned host buffers and results copied back when Gloo finishes.
 
 Ordering, as NCCL does it with CUDA streams: before Gloo touches memory, the current stream of
@@ -76,12 +77,16 @@ def backend_name(device_name: str) -> str:
     return f"{device_name}ccl"
 
 
-def host_view_available() -> bool:
-    """True when the runtime can alias device memory from the host (``host_view`` op)."""
+def host_view_available(device_name: str) -> bool:
+    """True when the runtime can alias device memory from the host: it has the ``host_view`` op
+    and the driver says device memory is host-addressable."""
     try:
-        return hasattr(torch.ops.scaffold_runtime, "host_view")
+        has_op = hasattr(torch.ops.scaffold_runtime, "host_view")
     except (AttributeError, RuntimeError):
         return False
+    module = getattr(torch, device_name, None)
+    addressable = getattr(module, "device_memory_is_host_addressable", None)
+    return has_op and (addressable is None or bool(addressable()))
 
 
 def set_memory_mode(device_name: str, mode: str | None) -> None:
@@ -93,15 +98,15 @@ def set_memory_mode(device_name: str, mode: str | None) -> None:
         return
     if mode not in MEMORY_MODES:
         raise ValueError(f"memory mode must be one of {MEMORY_MODES}, got {mode!r}")
-    if mode == "host_view" and not host_view_available():
-        raise ValueError("this runtime has no host_view op: its memory is not host-addressable")
+    if mode == "host_view" and not host_view_available(device_name):
+        raise ValueError("the host cannot address this device's memory: no host_view mode")
     _memory_override[device_name] = mode
 
 
 def _memory_mode(device_name: str) -> str:
     if device_name in _memory_override:
         return _memory_override[device_name]
-    return "host_view" if host_view_available() else "staging"
+    return "host_view" if host_view_available(device_name) else "staging"
 
 
 def register(device_name: str) -> None:

@@ -124,6 +124,16 @@ drvError_t drvHostPointer(void** host_ptr, const void* device_ptr) {
   *host_ptr = const_cast<void*>(device_ptr);
   return drvSuccess;
 }
+drvError_t drvDeviceGetAttribute(int* value, drvDeviceAttribute attribute, int device) {
+  if (device != 0) {
+    return fail(drvErrorInvalidDevice, "one device");
+  }
+  if (attribute != drvDevAttrHostAddressableMemory) {
+    return fail(drvErrorInvalidValue, "unknown attribute");
+  }
+  *value = 1; // ordinary host memory
+  return drvSuccess;
+}
 drvError_t drvMemoryProtectionEnabled(int* enabled) {
   *enabled = 0;
   return drvSuccess;
@@ -155,6 +165,15 @@ drvError_t drvMemset(void* device_ptr, int value, size_t size) {
 }
 drvError_t drvMemsetAsync(void* device_ptr, int value, size_t size, drvStream_t) {
   return drvMemset(device_ptr, value, size);
+}
+drvError_t drvMemFillAsync(void* device_ptr, const void* pattern, size_t pattern_size, size_t size, drvStream_t) {
+  if (pattern_size == 0 || size % pattern_size != 0) {
+    return fail(drvErrorInvalidValue, "size must be a multiple of the pattern's");
+  }
+  for (size_t at = 0; at < size; at += pattern_size) {
+    std::memcpy(static_cast<char*>(device_ptr) + at, pattern, pattern_size);
+  }
+  return drvSuccess;
 }
 drvError_t drvLaunchHostFunc(drvStream_t, void (*fn)(void*), void* user_data) {
   fn(user_data);
