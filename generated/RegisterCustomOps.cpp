@@ -11,18 +11,27 @@
 #include <ATen/DeviceGuard.h>
 #include <c10/core/DeviceGuard.h>
 #include "guard.h"
+#include "declined_kernel.h"
 #include <torch/library.h>
 
 namespace {
 
 void wrapper_for_each_add__foo(const c10::intrusive_ptr<foo::TensorQueue> & tq, const at::Tensor & inc) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(inc));
-  foo::custom_ops::for_each_add__foo(tq, inc);
+  try {
+    foo::custom_ops::for_each_add__foo(tq, inc);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    scaffold::runtime::DeclinedCustomOp<void(const c10::intrusive_ptr<foo::TensorQueue> &, const at::Tensor &)>::call("foo::for_each_add_", "", tq, inc);
+  }
 }
 
 at::Tensor wrapper_mymuladd_foo(const at::Tensor & a, const at::Tensor & b, double c) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(a));
-  return foo::custom_ops::mymuladd_foo(a, b, c);
+  try {
+    return foo::custom_ops::mymuladd_foo(a, b, c);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return scaffold::runtime::DeclinedCustomOp<at::Tensor(const at::Tensor &, const at::Tensor &, double)>::call("foo::mymuladd", "", a, b, c);
+  }
 }
 
 }  // namespace

@@ -14,7 +14,6 @@ import pytest
 import yaml
 from scaffold_testing import INSTALLED_TORCH, REPO, run_cli_process, tree
 
-from scaffold_backend.commands.init.core_ops import CORE_OPS
 from scaffold_backend.commands.init.examples import render_example_files
 from scaffold_backend.commands.init.names import check_device_name
 from scaffold_backend.commands.init.project import (
@@ -25,6 +24,7 @@ from scaffold_backend.commands.init.project import (
     render_package_files,
 )
 from scaffold_backend.errors import InvalidNameError
+from scaffold_backend.model.core_ops import CORE_OPS
 from scaffold_backend.model.ident import DEVICE_PACKAGES, RESERVED_DEVICE_NAMES
 
 # This repository's reference backend: its package root is runtime/, generated/ sits one level up,

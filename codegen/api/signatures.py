@@ -25,7 +25,6 @@ from torchgen.model import Argument, CustomClassType, FunctionSchema
 
 from ..model import ident
 from ..model.backend import BackendConfig, DeviceGuardType
-from ..model.core_ops import CORE_OPS
 from ..model.declarations import Declaration
 from .op_traits import OpTraits, installed_op_traits
 
@@ -253,9 +252,11 @@ def kernel_binding(
     symint: bool,
     config: BackendConfig,
     signatures: MutableMapping[SignatureKey, KernelSignature] | None = None,
+    declines: bool = False,
 ) -> KernelBinding:
     """`signatures`: kernel signatures already computed for this header (schema_cache.py); one
-    computed here is added to it."""
+    computed here is added to it. `declines`: the wrapper catches the kernel declining (see
+    _declining_call)."""
     key = (declaration.op_name, symint)
     signature = signatures.get(key) if signatures is not None else None
     if signature is None:
@@ -270,7 +271,6 @@ def kernel_binding(
         if signature.guarded_device is not None:
             body.append(signature.guarded_device.statement(config.device_guard_type))
     call = f"return {qualified_kernel}({signature.call_arguments});"
-    declines = declaration.op_name not in CORE_OPS
     body += _declining_call(call, signature) if declines else [call]
     wrapper_name = ident.wrapper_name("wrapper", declaration.name)
     return KernelBinding(
@@ -286,6 +286,7 @@ def kernel_binding(
 
 HOST_ACCESS_UNAVAILABLE = "scaffold::runtime::HostAccessUnavailable"
 RUN_DECLINED_KERNEL = "scaffold::runtime::run_declined_kernel_on_cpu"
+DECLINED_CUSTOM_OP = "scaffold::runtime::DeclinedCustomOp"
 DECLINED_KERNEL_HEADER = '"declined_kernel.h"'
 """The runtime's side of a declining kernel (runtime/csrc/fallback/declined_kernel.h)."""
 
@@ -293,8 +294,7 @@ DECLINED_KERNEL_HEADER = '"declined_kernel.h"'
 def _declining_call(call: str, signature: KernelSignature) -> list[str]:
     """The kernel call, and the copying fallback for when the kernel declines: a kernel that
     computes on host views throws HostAccessUnavailable on a device whose memory the host cannot
-    address (before it has written anything), and the op then runs on the CPU through copies. The
-    core ops (model/core_ops.py) never decline: the runtime runs them without host views."""
+    address (before it has written anything), and the op then runs on the CPU through copies."""
     arguments = ", ".join(signature.wrapper_argument_names)
     fallback = f"at::native::call_fallback_fn_symint<&{RUN_DECLINED_KERNEL}, {signature.ops_struct}>"
     return [
@@ -356,6 +356,8 @@ class CustomKernelBinding:
     parameters: str
     """`const at::Tensor & a, double c`: the parameters with their names."""
     argument_names: tuple[str, ...]
+    function_type: str
+    """`at::Tensor(const at::Tensor &, double)`: the kernel's C++ function type."""
 
 
 @dataclass(frozen=True)
@@ -404,20 +406,43 @@ def custom_kernel_binding(
         returns=returns,
         parameters=", ".join(parameters),
         argument_names=tuple(argument.name for argument in dispatcher.jit_arguments(schema)),
+        function_type=f"{returns}({', '.join(types)})",
     )
 
 
 def custom_op_wrapper(
-    schema: FunctionSchema, kernel: CustomKernelBinding, wrapper_name: str, guard_type: DeviceGuardType | None
+    schema: FunctionSchema,
+    kernel: CustomKernelBinding,
+    wrapper_name: str,
+    guard_type: DeviceGuardType | None,
+    declines_to: str | None,
 ) -> CustomOpWrapper:
     """The device kernel's wrapper: the guard (`guard_type`, or c10's) of the first tensor
     argument's device (or of the `device` argument of a factory), then the kernel. An op without
-    tensors gets no guard."""
+    tensors gets no guard. `declines_to`: the op's qualified name (`foo::mymuladd`) when it has a
+    CPU kernel to run if the device kernel declines (see _declining_call)."""
     guarded = _guarded_device(schema)
     guard = guarded.statement(guard_type) if guarded is not None else None
-    call = f"{kernel.qualified_kernel}({', '.join(kernel.argument_names)});"
+    arguments = ", ".join(kernel.argument_names)
+    returning = "return " if kernel.returns != "void" else ""
+    call = f"{returning}{kernel.qualified_kernel}({arguments});"
+    if declines_to is None:
+        return CustomOpWrapper(
+            name=wrapper_name,
+            head=f"{kernel.returns} {wrapper_name}({kernel.parameters})",
+            body=(*([guard] if guard else []), call),
+        )
+    overload = ident.cpp_string_literal(schema.name.overload_name)
+    fallback = f"{DECLINED_CUSTOM_OP}<{kernel.function_type}>::call({ident.cpp_string_literal(declines_to)}, {overload}"
     return CustomOpWrapper(
         name=wrapper_name,
         head=f"{kernel.returns} {wrapper_name}({kernel.parameters})",
-        body=(*([guard] if guard else []), f"return {call}" if kernel.returns != "void" else call),
+        body=(
+            *([guard] if guard else []),
+            "try {",
+            f"  {call}",
+            f"}} catch (const {HOST_ACCESS_UNAVAILABLE}&) {{",
+            f"  {returning}{fallback}{', ' if arguments else ''}{arguments});",
+            "}",
+        ),
     )

@@ -14,6 +14,7 @@ from ..api.signatures import (
     kernel_binding,
 )
 from ..model.backend import BackendConfig
+from ..model.core_ops import CORE_OPS
 from ..model.outputs import Layout
 from ..model.selection import OpStatus, SelectedOp, Selection
 
@@ -46,6 +47,16 @@ class EmitContext:
         return f"{class_name}::" if class_name else ""
 
 
+def _may_decline(op: SelectedOp) -> bool:
+    """Whether the wrapper of `op`'s backend kernel runs the op through the CPU fallback when the
+    kernel declines (it computes on host views, which the device's memory does not allow). Not
+    for autograd kernels, nor the core ops the runtime runs without host views
+    (model/core_ops.py), nor views: through the fallback, a view would be a view of a copy."""
+    schema = op.declaration.require_schema()
+    is_view = any(r.annotation is not None for r in schema.returns) and not schema.is_mutable
+    return op.status == OpStatus.NATIVE and op.op_name not in CORE_OPS and not is_view
+
+
 def build_context(
     selection: Selection,
     layout: Layout,
@@ -54,7 +65,12 @@ def build_context(
     """`signatures`: kernel signatures known for this header (api/schema_cache.py), extended here."""
     config = selection.config
     kernels = tuple(
-        (op, kernel_binding(op.declaration, symint=op.symint, config=config, signatures=signatures))
+        (
+            op,
+            kernel_binding(
+                op.declaration, symint=op.symint, config=config, signatures=signatures, declines=_may_decline(op)
+            ),
+        )
         for op in selection.kernels
     )
     fallbacks = tuple(

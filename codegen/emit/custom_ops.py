@@ -24,7 +24,13 @@ from dataclasses import dataclass
 
 from torchgen.model import CustomClassType, FunctionSchema, SchemaKind
 
-from ..api.signatures import CustomKernelBinding, CustomOpWrapper, custom_kernel_binding, custom_op_wrapper
+from ..api.signatures import (
+    DECLINED_KERNEL_HEADER,
+    CustomKernelBinding,
+    CustomOpWrapper,
+    custom_kernel_binding,
+    custom_op_wrapper,
+)
 from ..model import ident
 from ..model.backend import BackendConfig, CustomOp
 from ..model.outputs import CUSTOM_CLASS_DIRECTORY, OutputFile, Owner
@@ -106,7 +112,11 @@ def custom_op_bindings(context: EmitContext) -> list[CustomOpBinding]:
         wrapper = None
         if context.config.device_guard:
             wrapper = custom_op_wrapper(
-                op.schema, device_kernel, f"wrapper_{stem}_{device}", context.config.device_guard_type
+                op.schema,
+                device_kernel,
+                f"wrapper_{stem}_{device}",
+                context.config.device_guard_type,
+                declines_to=f"{device}::{op.schema.name.name}" if op.cpu else None,
             )
         bindings.append(
             CustomOpBinding(
@@ -191,7 +201,7 @@ def emit_custom_op_files(context: EmitContext) -> list[OutputFile]:
                 banner=banner,
                 namespace=namespace,
                 header=HEADER_FILE,
-                guard_includes=guard_includes(config) if wrappers else [],
+                guard_includes=[*guard_includes(config), DECLINED_KERNEL_HEADER] if wrappers else [],
                 wrappers=wrappers,
                 registrations=[
                     (

@@ -18,6 +18,7 @@ import torch
 from torch_foo.coverage import adopted
 from torch_foo.coverage.report import PATH_ORDER
 
+from foo_testing import needs_host_views
 from scaffold_backend.parse.coverage_report import parse_coverage_report
 
 # A small CNN's training step (real model code: conv, pooling, linear, cross entropy, SGD), a
@@ -71,6 +72,7 @@ def printed(stdout: str, tag: str) -> Any:
     return json.loads(line.split(" ", 1)[1].rsplit(" ", 1)[0] if tag == "argv" else line.split(" ", 1)[1])
 
 
+@needs_host_views  # the report's kernels are foo's native ones
 @pytest.mark.parametrize("host_view", ["1", "0"], ids=["host-view-fallback", "copying-fallback"])
 def test_the_report_of_a_real_script(tmp_path: Path, host_view: str) -> None:
     result = run_coverage(
@@ -201,6 +203,7 @@ def test_each_recording_classifies_ops_anew() -> None:
 # ---- The helper of the adopted tests -----------------------------------------------------------
 
 
+@needs_host_views
 def test_a_native_kernel_is_compared_with_the_cpu() -> None:
     signature = {
         "shapes": [[4, 8], [8]],

@@ -22,6 +22,8 @@ import pytest
 import torch
 import torch.distributed as dist
 
+from foo_testing import needs_host_views
+
 WORKER = Path(__file__).resolve().parent / "distributed_worker.py"
 RUN_TIMEOUT_S = 240
 
@@ -87,6 +89,7 @@ def test_the_device_has_a_default_backend() -> None:
     assert dist.Backend.backend_capability["fooccl"] == ["cpu", "foo"]
 
 
+@needs_host_views
 def test_host_view_aliases_device_memory() -> None:
     """The op the backend gives Gloo: a CPU tensor over the device tensor's memory (sizes,
     strides, offset kept), writes through it land on the device."""
@@ -112,6 +115,7 @@ def test_collectives_2_ranks() -> None:
     os.environ.get("SCAFFOLD_LAUNCH_BLOCKING") == "1",
     reason="proves asynchrony: with SCAFFOLD_LAUNCH_BLOCKING=1 every stream is synchronous and wait() blocks",
 )
+@needs_host_views  # the gating of the host_view path; staging copies wait for the stream
 def test_work_wait_gates_the_stream_without_blocking_the_host() -> None:
     assert_all_ok(launch("wait_gates_the_stream", 2), "wait_gates_the_stream")
 

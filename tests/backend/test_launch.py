@@ -16,11 +16,12 @@ from typing import cast
 import pytest
 import torch
 
-from foo_testing import assert_still_waiting, blocked_call, foo, paused, run_with_launch_blocking
+from foo_testing import assert_still_waiting, blocked_call, foo, needs_host_views, paused, run_with_launch_blocking
 
-pytestmark = pytest.mark.skipif(
-    foo.launch_blocking(), reason="SCAFFOLD_LAUNCH_BLOCKING=1 runs every stream synchronously"
-)
+pytestmark = [
+    pytest.mark.skipif(foo.launch_blocking(), reason="SCAFFOLD_LAUNCH_BLOCKING=1 runs every stream synchronously"),
+    needs_host_views,  # the launched kernels are foo's, on host views
+]
 
 
 def matrices(n: int = 48) -> tuple[torch.Tensor, torch.Tensor]:

@@ -18,7 +18,7 @@ import torch
 import torch_foo
 from torch.profiler import DeviceType, ProfilerActivity, profile
 
-from foo_testing import foo
+from foo_testing import foo, needs_host_views
 
 DEVICE = "foo"
 DEVICE_TYPE = torch.device(DEVICE).type
@@ -43,6 +43,7 @@ def _device_events(prof: profile) -> list[Any]:
     return [e for e in prof.events() if e.device_type == DeviceType.PrivateUse1]
 
 
+@needs_host_views  # foo's kernels on their streams
 def test_each_kernel_is_a_device_event_under_the_op_that_launched_it(tmp_path: Path) -> None:
     a = torch.randn(64, 64, device=DEVICE)
     b = torch.randn(64, 64, device=DEVICE)
@@ -76,6 +77,7 @@ def test_each_kernel_is_a_device_event_under_the_op_that_launched_it(tmp_path: P
     assert DEVICE in names
 
 
+@needs_host_views  # foo's kernels on their streams
 def test_kernels_on_other_streams_and_copies_are_on_their_rows(tmp_path: Path) -> None:
     side = foo.Stream()
     x = torch.randn(1000, device=DEVICE)
@@ -152,6 +154,7 @@ def test_a_compiled_graphs_kernels_are_device_events_under_the_op_that_launched_
     torch._dynamo.reset()
 
 
+@needs_host_views  # foo's kernels on their streams
 def test_a_training_step_shows_every_kernel_and_the_device_time_adds_up(tmp_path: Path) -> None:
     """Every native kernel of the step is on the device timeline with device time, and the device
     time of the kernels the driver timed adds up to the time the driver's stream worker spent

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 import yaml
 
-from foo_testing import DEVICE, assert_same, fallback_counts, foo
+from foo_testing import DEVICE, assert_same, fallback_counts, foo, needs_host_views
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = yaml.safe_load((REPO / "yaml" / "foo.yaml").read_text())["fallback"]
@@ -435,6 +435,7 @@ print(torch.foo.get_device_properties().multi_processor_count, len(os.listdir("/
 """
 
 
+@needs_host_views  # the simulated device's kernels on its stream workers
 def test_the_stream_worker_computes_with_the_configured_number_of_threads() -> None:
     """SCAFFOLD_DEVICE_THREADS is the OpenMP team of a stream's worker: with 2 threads, the worker
     starts one helper that it does not with 1 (the worker itself and the copy helpers are the same
@@ -477,6 +478,7 @@ print(max(seen) - before, threads() + 1 - before)
 """
 
 
+@needs_host_views  # the simulated device's kernels on its stream workers
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: nothing to lend")
 def test_the_device_computes_on_the_host_core_while_the_host_sleeps_in_a_synchronize() -> None:
     """The stream's worker leaves a core to the host thread that launches its work, and takes it
@@ -524,6 +526,7 @@ print([row[2] for row in rows] == list(range(rows[0][2], rows[0][2] + count)), s
 """
 
 
+@needs_host_views  # the simulated device's kernels on its stream workers
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the host's is the device's")
 def test_a_host_thread_synchronizing_with_a_long_queue_runs_it_itself() -> None:
     """A host thread about to sleep in a synchronisation with 32 or more pieces of work queued, expected
@@ -561,6 +564,7 @@ print(torch.get_num_threads())
 """
 
 
+@needs_host_views  # the simulated device's kernels on its stream workers
 def test_a_kernel_may_compute_on_fewer_threads_than_the_device_has() -> None:
     """A launched kernel that limits itself (drvLimitKernelThreads; oneDNN's small convolutions run
     faster on one thread) computes on that many, and the kernel after it on the device's threads

@@ -14,6 +14,7 @@
 #include "declined_kernel.h"
 #include "dtype_fallback.h"
 #include "fallback_observer.h"
+#include "host_traffic.h"
 
 namespace scaffold::runtime {
 namespace {
@@ -58,6 +59,103 @@ FallbackCounter& declined_kernel_counter() {
   static FallbackCounter counter;
   return counter;
 }
+
+// Per op: calls, bytes moved between host and device, bytes of its device
+// tensors (arguments and results).
+class TrafficCounter {
+ public:
+  struct Totals {
+    int64_t calls = 0;
+    int64_t moved = 0;
+    int64_t tensors = 0;
+  };
+
+  void record(const std::string& op, int64_t moved, int64_t tensors) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Totals& totals = totals_[op];
+    ++totals.calls;
+    totals.moved += moved;
+    totals.tensors += tensors;
+  }
+
+  std::tuple<std::vector<std::string>, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>
+  snapshot() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> names;
+    std::vector<int64_t> calls, moved, tensors;
+    for (const auto& [name, totals] : totals_) {
+      names.push_back(name);
+      calls.push_back(totals.calls);
+      moved.push_back(totals.moved);
+      tensors.push_back(totals.tensors);
+    }
+    return {names, calls, moved, tensors};
+  }
+
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    totals_.clear();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, Totals> totals_;
+};
+
+TrafficCounter& traffic_counter() {
+  static TrafficCounter counter;
+  return counter;
+}
+
+// Bytes of the device tensors among `values` (a tensor, or tensors in a list).
+int64_t device_tensor_bytes(c10::ArrayRef<c10::IValue> values) {
+  int64_t bytes = 0;
+  const auto add = [&bytes](const at::Tensor& t) {
+    if (t.defined() && t.device().type() == c10::DeviceType::PrivateUse1) {
+      bytes += static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.itemsize());
+    }
+  };
+  for (const c10::IValue& value : values) {
+    if (value.isTensor()) {
+      add(value.toTensor());
+    } else if (value.isTensorList()) {
+      for (const at::Tensor& t : value.toTensorList()) {
+        add(t);
+      }
+    } else if (value.isOptionalTensorList()) {
+      for (const std::optional<at::Tensor>& t : value.toOptionalTensorList()) {
+        if (t.has_value()) {
+          add(*t);
+        }
+      }
+    }
+  }
+  return bytes;
+}
+
+// Measures one fallback run's traffic and the bytes of its device tensors.
+class TrafficOfRun {
+ public:
+  TrafficOfRun(const std::string& name, const c10::OperatorHandle& op, const torch::jit::Stack& stack)
+      : name_(name), op_(op), before_(host_traffic_of_this_thread()) {
+    const size_t n = op.schema().arguments().size();
+    argument_bytes_ = device_tensor_bytes(c10::ArrayRef<c10::IValue>(stack.data() + stack.size() - n, n));
+  }
+  // After a successful run, with the results on `stack`.
+  void record(const torch::jit::Stack& stack) const {
+    const size_t n = op_.schema().returns().size();
+    const int64_t result_bytes = device_tensor_bytes(c10::ArrayRef<c10::IValue>(stack.data() + stack.size() - n, n));
+    const HostTraffic after = host_traffic_of_this_thread();
+    const auto moved = static_cast<int64_t>((after.to_host - before_.to_host) + (after.to_device - before_.to_device));
+    traffic_counter().record(name_, moved, argument_bytes_ + result_bytes);
+  }
+
+ private:
+  const std::string& name_;
+  const c10::OperatorHandle& op_;
+  HostTraffic before_;
+  int64_t argument_bytes_ = 0;
+};
 
 // "aten::add.out". c10::toString goes through an ostringstream, which costs
 // as much as a small op's CPU kernel; this runs on every fallback.
@@ -222,15 +320,17 @@ void run_named_on_cpu(
       "cpu_fallback: " + name,
       c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - op.schema().arguments().size(),
                                        op.schema().arguments().size()));
+  const TrafficOfRun traffic(name, op, *stack);
   if (reason == FallbackReason::KernelDeclined) {
     // What the kernel would have run on host views, with the CPU's own dtype
     // support, as where the host addresses device memory.
     run_on_host(policy, op, stack);
-    return;
+  } else {
+    // A dtype the CPU kernel refuses and CUDA's accept is computed in one the
+    // CPU supports, or refused in the device's name (dtype_fallback.h).
+    run_in_supported_dtype(policy.device, name, op, stack, [&](torch::jit::Stack* s) { run_on_host(policy, op, s); });
   }
-  // A dtype the CPU kernel refuses and CUDA's accept is computed in one the
-  // CPU supports, or refused in the device's name (dtype_fallback.h).
-  run_in_supported_dtype(policy.device, name, op, stack, [&](torch::jit::Stack* s) { run_on_host(policy, op, s); });
+  traffic.record(*stack);
 }
 
 std::atomic<const FallbackPolicy*> g_installed_policy{nullptr};
@@ -277,6 +377,12 @@ std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_counts() {
 void reset_fallback_counts() {
   fallback_counter().reset();
   declined_kernel_counter().reset();
+  traffic_counter().reset();
+}
+
+std::tuple<std::vector<std::string>, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>
+fallback_traffic() {
+  return traffic_counter().snapshot();
 }
 
 std::tuple<std::vector<std::string>, std::vector<int64_t>> declined_kernel_counts() {

@@ -59,5 +59,11 @@ std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_counts();
 void reset_fallback_counts();
 // Of those, the runs of ops whose kernel declined (declined_kernel.h).
 std::tuple<std::vector<std::string>, std::vector<int64_t>> declined_kernel_counts();
+// What the fallback's runs of each op moved between host and device memory
+// (bytes, both ways), against what the op's device tensors hold (its tensor
+// arguments and results, bytes): names, calls, bytes moved, bytes the
+// tensors hold. Reset with the counts.
+std::tuple<std::vector<std::string>, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>
+fallback_traffic();
 
 } // namespace scaffold::runtime

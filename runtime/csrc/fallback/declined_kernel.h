@@ -21,6 +21,8 @@
 #include <ATen/core/stack.h>
 #include <ATen/native/CPUFallback.h>
 
+#include <utility>
+
 #include "host_access_error.h"
 
 namespace scaffold::runtime {
@@ -28,5 +30,20 @@ namespace scaffold::runtime {
 // The boxed body behind the wrappers' catch: `op` on the CPU, copying, under
 // the installed policy (cpu_fallback.h, install_fallback_policy).
 void run_declined_kernel_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+// The same for a custom op of the backend (no at::_ops struct names it):
+//   DeclinedCustomOp<at::Tensor(const at::Tensor&, double)>::call("foo::scale", "", a, c)
+template <class Signature>
+struct DeclinedCustomOp;
+
+template <class Return, class... Args>
+struct DeclinedCustomOp<Return(Args...)> {
+  static Return call(const char* name, const char* overload, Args... args) {
+    static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+    return c10::impl::BoxedKernelWrapper<Return(Args...)>::call(
+        c10::BoxedKernel::makeFromFunction<&run_declined_kernel_on_cpu>(), op, c10::DispatchKeySet(),
+        std::forward<Args>(args)...);
+  }
+};
 
 } // namespace scaffold::runtime

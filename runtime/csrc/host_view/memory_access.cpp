@@ -11,6 +11,7 @@
 
 #include "allocator.h"
 #include "capture.h"
+#include "host_traffic.h"
 #include "profiler.h"
 #include "status.h"
 #include "stream.h"
@@ -26,16 +27,6 @@ void release_device_storage(void* storage_impl) {
 }
 
 } // namespace
-
-void refuse_host_access(const char* what) {
-  const std::string backend = c10::get_privateuse1_backend();
-  throw HostAccessUnavailable(
-      c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
-      std::string(what) + ": host code cannot address " + backend + " memory (the driver says it is not " +
-          "host-addressable, drvDevAttrHostAddressableMemory); copy the tensor to the CPU instead (.cpu()). " +
-          "A kernel that computes on host views declines on such a device, and its op runs through the copying " +
-          "fallback.");
-}
 
 void* translate_device_address(const void* device_ptr) noexcept {
   void* host = nullptr;
@@ -186,6 +177,7 @@ c10::Stream copy_bytes_async(void* dst, const void* src, size_t nbytes, CopyKind
     // then holds other values or is gone.
     refuse_if_captured(driver_stream(stream), "copies between host and device memory");
   }
+  count_host_traffic(kind == CopyKind::DeviceToHost ? nbytes : 0, kind == CopyKind::HostToDevice ? nbytes : 0);
   if (nbytes > 0) {
     const DeviceActivityScope activity("copy", device_on_stream, "drvMemcpyAsync");
     SCAFFOLD_DRIVER_CHECK(drvMemcpyAsync(dst, src, nbytes, driver_kind, driver_stream(stream)));

@@ -312,7 +312,17 @@ def _add_fallback_counts(mod: types.ModuleType, name: str) -> None:
         names, counts = _fallback_op("_declined_kernel_counts")()
         return dict(zip(names, counts, strict=True))
 
-    _export(mod, fallback_counts, reset_fallback_counts, declined_kernel_counts)
+    def fallback_traffic() -> dict[str, dict[str, int]]:
+        """Per op that ran through the CPU fallback: its ``calls``, the ``bytes_moved`` between
+        host and device memory (both ways), and the ``tensor_bytes`` its device tensors hold
+        (arguments and results): the fallback's traffic against what a copy of each needs."""
+        names, calls, moved, tensors = _fallback_op("_fallback_traffic")()
+        return {
+            name: {"calls": c, "bytes_moved": m, "tensor_bytes": t}
+            for name, c, m, t in zip(names, calls, moved, tensors, strict=True)
+        }
+
+    _export(mod, fallback_counts, reset_fallback_counts, declined_kernel_counts, fallback_traffic)
 
 
 def _add_amp(mod: types.ModuleType, name: str) -> None:

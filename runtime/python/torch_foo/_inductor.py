@@ -31,6 +31,7 @@ from typing import Any, cast
 import torch
 
 from . import _convolution_layout
+from ._compiled_kernels import host_addressable
 
 _lock = threading.Lock()
 _registered: set[str] = set()
@@ -253,7 +254,7 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
                 super()._generate_kernel_call_helper(kernel_name, call_args, *args, **kwargs)
                 return
             arg_types = kwargs.get("arg_types") or [None] * len(call_args)
-            if _launchable(arg_types):
+            if _launchable(arg_types) or not host_addressable():
                 pointers = [_is_pointer(arg_type) for arg_type in arg_types]
                 tensors = [arg for arg, pointer in zip(call_args, pointers, strict=True) if pointer]
                 integers = [arg for arg, pointer in zip(call_args, pointers, strict=True) if not pointer]

@@ -54,6 +54,8 @@ at::Tensor & fallback_neg_out(const at::Tensor & self, at::Tensor & out) {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&boxed_fallback>());
+  // Also the policy of kernels that decline (declined_kernel.h).
+  rt::install_fallback_policy(kPolicy);
 }
 
 // fallback.explicit: typed per-op wrappers, registered like kernels, allowed whatever the default.
@@ -64,4 +66,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 TORCH_LIBRARY_FRAGMENT(tiny, m) {
   m.def("_fallback_counts() -> (str[], int[])", &rt::fallback_counts);
   m.def("_reset_fallback_counts() -> ()", &rt::reset_fallback_counts);
+  m.def("_declined_kernel_counts() -> (str[], int[])", &rt::declined_kernel_counts);
 }

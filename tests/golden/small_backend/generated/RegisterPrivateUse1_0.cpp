@@ -10,6 +10,10 @@
 #include "native/resize.h"
 #include "native/unique_dim.h"
 #include "native/view.h"
+#include "declined_kernel.h"
+#include <ATen/ops/abs_ops.h>
+#include <ATen/ops/cat_ops.h>
+#include <ATen/ops/unique_dim_ops.h>
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -19,7 +23,11 @@ namespace {
 
 at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return tiny::abs_out(self, out);
+  try {
+    return tiny::abs_out(self, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs_out>::call(self, out);
+  }
 }
 
 at::Tensor & wrapper_cat_out(const at::ITensorListRef & tensors, int64_t dim, at::Tensor & out) {
@@ -27,7 +35,11 @@ at::Tensor & wrapper_cat_out(const at::ITensorListRef & tensors, int64_t dim, at
   c10::impl::check_and_update_common_device(common_device, out, "aten::cat.out", "out");
   c10::impl::check_and_update_common_device(common_device, tensors, "aten::cat.out", "tensors");
   const c10::OptionalDeviceGuard device_guard(at::device_of(out));
-  return tiny::cat_out(tensors, dim, out);
+  try {
+    return tiny::cat_out(tensors, dim, out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cat_out>::call(tensors, dim, out);
+  }
 }
 
 at::Tensor wrapper_empty_memory_format(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory, ::std::optional<at::MemoryFormat> memory_format) {
@@ -46,7 +58,11 @@ const at::Tensor & wrapper_resize_(const at::Tensor & self, c10::SymIntArrayRef 
   c10::impl::check_and_update_common_device(common_device, out2, "aten::unique_dim.out", "out2");
   c10::impl::check_and_update_common_device(common_device, self, "aten::unique_dim.out", "self");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return tiny::unique_dim_out(self, dim, sorted, return_inverse, return_counts, out0, out1, out2);
+  try {
+    return tiny::unique_dim_out(self, dim, sorted, return_inverse, return_counts, out0, out1, out2);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::unique_dim_out>::call(self, dim, sorted, return_inverse, return_counts, out0, out1, out2);
+  }
 }
 
 at::Tensor wrapper_view_dtype(const at::Tensor & self, at::ScalarType dtype) {

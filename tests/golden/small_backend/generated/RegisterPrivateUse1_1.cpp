@@ -9,6 +9,10 @@
 #include "native/abs.h"
 #include "native/tril.h"
 #include "native/view.h"
+#include "declined_kernel.h"
+#include <ATen/ops/__and___ops.h>
+#include <ATen/ops/abs_ops.h>
+#include <ATen/ops/tril_ops.h>
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
 #include <c10/core/DeviceGuard.h>
@@ -18,7 +22,11 @@ namespace {
 
 at::Tensor wrapper___and___Tensor(const at::Tensor & self, const at::Tensor & other) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return tiny::__and__(self, other);
+  try {
+    return tiny::__and__(self, other);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::__and___Tensor>::call(self, other);
+  }
 }
 
 at::Tensor wrapper__copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking) {
@@ -28,7 +36,11 @@ at::Tensor wrapper__copy_from(const at::Tensor & self, const at::Tensor & dst, b
 
 at::Tensor wrapper_abs(const at::Tensor & self) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return tiny::abs(self);
+  try {
+    return tiny::abs(self);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs>::call(self);
+  }
 }
 
 at::Tensor & wrapper_tril_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
@@ -36,7 +48,11 @@ at::Tensor & wrapper_tril_out(const at::Tensor & self, c10::SymInt diagonal, at:
   c10::impl::check_and_update_common_device(common_device, out, "aten::tril.out", "out");
   c10::impl::check_and_update_common_device(common_device, self, "aten::tril.out", "self");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return tiny::tril_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
+  try {
+    return tiny::tril_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
+  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tril_out>::call(self, diagonal, out);
+  }
 }
 
 at::Tensor wrapper_view(const at::Tensor & self, c10::SymIntArrayRef size) {
