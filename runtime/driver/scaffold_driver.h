@@ -290,6 +290,26 @@ drvError_t drvTestingPauseStream(drvStream_t stream, int paused);
  * tell. */
 drvError_t drvTestingDeviceBusyTime(int device, uint64_t* ns);
 
+/* ---- Native handles (optional: kernels that launch device code) ------------
+ * The SDK's own objects behind the driver's, for a kernel file that enqueues
+ * its device code itself (an OpenCL kernel, a CUDA kernel) instead of a host
+ * function. Work enqueued on a stream's native queue is ordered with the
+ * stream's other work. The handles stay owned by the driver: valid while the
+ * stream, device or allocation is, and never released by the caller. A
+ * driver whose kernels are host functions (the simulator) returns
+ * drvErrorNotSupported. */
+/* *native: the stream's queue (a cl_command_queue; CUDA: its cudaStream_t).
+ * A null stream is the current device's default, as everywhere. */
+drvError_t drvStreamGetNativeHandle(drvStream_t stream, void** native);
+/* *context: the context `device` belongs to (a cl_context, which may hold
+ * the platform's other devices too); *native_device: the device itself (a
+ * cl_device_id). */
+drvError_t drvDeviceGetNativeHandle(int device, void** context, void** native_device);
+/* The memory object holding `device_ptr` (anywhere inside an allocation) and
+ * the pointer's byte offset in it: a cl_mem, as kernel arguments take it
+ * (CUDA: the CUdeviceptr itself and 0). */
+drvError_t drvPointerGetNativeHandle(const void* device_ptr, void** native_memory, size_t* offset);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

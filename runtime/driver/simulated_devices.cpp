@@ -254,6 +254,10 @@ drvError_t drvDeviceGetAttribute(int* value, drvDeviceAttribute attribute, int d
   return fail(drvErrorInvalidValue, "drvDeviceGetAttribute: unknown attribute " + std::to_string(static_cast<int>(attribute)));
 }
 
+drvError_t drvDeviceGetNativeHandle(int device, void** context, void** native_device) {
+  return fail(drvErrorNotSupported, "the simulated device has no native handles: its kernels are host functions (drvLaunchHostFunc)");
+}
+
 drvError_t drvDeviceSynchronize(void) {
   if (drvError_t status = refuse_if_device_captured(t_current_device, "drvDeviceSynchronize"); status != drvSuccess) {
     return status;

@@ -314,6 +314,10 @@ drvError_t drvHostPointer(void** host_ptr, const void* device_ptr) {
   return drvSuccess;
 }
 
+drvError_t drvPointerGetNativeHandle(const void* device_ptr, void** native_memory, size_t* offset) {
+  return fail(drvErrorNotSupported, "the simulated device has no native handles: its kernels are host functions (drvLaunchHostFunc)");
+}
+
 drvError_t drvMemoryProtectionEnabled(int* enabled) {
   if (drvError_t status = check_config(); status != drvSuccess) {
     return status;

@@ -827,6 +827,10 @@ drvError_t drvStreamGetDevice(drvStream_t stream, int* device) {
   return drvSuccess;
 }
 
+drvError_t drvStreamGetNativeHandle(drvStream_t stream, void** native) {
+  return fail(drvErrorNotSupported, "the simulated device has no native handles: its kernels are host functions (drvLaunchHostFunc)");
+}
+
 drvError_t drvStreamWaitEvent(drvStream_t stream, drvEvent_t event) {
   if (event == nullptr) {
     return fail(drvErrorInvalidHandle, "drvStreamWaitEvent: null event");

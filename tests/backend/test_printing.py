@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from foo_testing import DEVICE, assert_still_waiting, blocked_call, foo, no_fallback, paused
+from foo_testing import DEVICE, assert_still_waiting, blocked_call, foo, needs_host_views, no_fallback, paused
 
 # name: the tensor, built on the CPU; each is printed on the CPU and, moved, on foo.
 PRINTED: dict[str, Callable[[], torch.Tensor]] = {
@@ -87,6 +87,7 @@ def test_printing_waits_for_the_work_that_computes_the_tensor() -> None:
 
 
 @LAUNCHED
+@needs_host_views  # launched: foo's kernels, which decline where the host cannot address memory
 def test_min_max_and_ceil_are_launched() -> None:
     """min, max and ceil return before their work runs, as CUDA's kernels; the results are the
     CPU's once it has."""

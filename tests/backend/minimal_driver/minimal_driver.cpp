@@ -300,4 +300,15 @@ drvError_t drvGraphExecDestroy(drvGraphExec_t) {
   return fail(drvErrorNotSupported, "the minimal driver has no graphs");
 }
 
+// Native handles are optional: kernels here are host functions.
+drvError_t drvStreamGetNativeHandle(drvStream_t, void**) {
+  return fail(drvErrorNotSupported, "the minimal driver has no native handles");
+}
+drvError_t drvDeviceGetNativeHandle(int, void**, void**) {
+  return fail(drvErrorNotSupported, "the minimal driver has no native handles");
+}
+drvError_t drvPointerGetNativeHandle(const void*, void**, size_t*) {
+  return fail(drvErrorNotSupported, "the minimal driver has no native handles");
+}
+
 } // extern "C"

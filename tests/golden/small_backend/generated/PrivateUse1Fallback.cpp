@@ -67,4 +67,5 @@ TORCH_LIBRARY_FRAGMENT(tiny, m) {
   m.def("_fallback_counts() -> (str[], int[])", &rt::fallback_counts);
   m.def("_reset_fallback_counts() -> ()", &rt::reset_fallback_counts);
   m.def("_declined_kernel_counts() -> (str[], int[])", &rt::declined_kernel_counts);
+  m.def("_fallback_traffic() -> (str[], int[], int[], int[])", &rt::fallback_traffic);
 }
