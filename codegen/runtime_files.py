@@ -19,11 +19,11 @@ RUNTIME_PACKAGE_DIR = f"python/{RUNTIME_PACKAGE}"
 
 # Directories copied by suffix, with their subdirectories: the PyTorch side of the runtime (one
 # subdirectory per component), the driver API with the simulated device behind it (a port's
-# starting point), and how the build finds torch (with the supported releases,
-# torch-requirement.txt).
+# starting point) and the OpenCL driver (driver/opencl, its driver.cmake linking OpenCL), and how
+# the build finds torch (with the supported releases, torch-requirement.txt).
 _COPIED_DIRECTORIES = {
     "csrc": (".h", ".cpp"),
-    "driver": (".h", ".cpp"),
+    "driver": (".h", ".cpp", ".cmake"),
     "cmake": (".cmake", ".py", ".txt"),
 }
 # PORTING.md: the porting guide, at the root of every project (its driver header points there).
