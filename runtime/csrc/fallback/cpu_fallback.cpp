@@ -133,18 +133,31 @@ int64_t device_tensor_bytes(c10::ArrayRef<c10::IValue> values) {
   return bytes;
 }
 
-// Measures one fallback run's traffic and the bytes of its device tensors.
+// Measures one fallback run's traffic and the bytes of its device tensors:
+// each argument once, once more each argument the op writes (in-place, out=),
+// and each new result.
 class TrafficOfRun {
  public:
   TrafficOfRun(const std::string& name, const c10::OperatorHandle& op, const torch::jit::Stack& stack)
       : name_(name), op_(op), before_(host_traffic_of_this_thread()) {
-    const size_t n = op.schema().arguments().size();
-    argument_bytes_ = device_tensor_bytes(c10::ArrayRef<c10::IValue>(stack.data() + stack.size() - n, n));
+    const auto& arguments = op.schema().arguments();
+    const size_t begin = stack.size() - arguments.size();
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      const int64_t bytes = device_tensor_bytes(c10::ArrayRef<c10::IValue>(stack[begin + i]));
+      const c10::AliasInfo* alias = arguments[i].alias_info();
+      argument_bytes_ += alias != nullptr && alias->isWrite() ? 2 * bytes : bytes;
+    }
   }
   // After a successful run, with the results on `stack`.
   void record(const torch::jit::Stack& stack) const {
-    const size_t n = op_.schema().returns().size();
-    const int64_t result_bytes = device_tensor_bytes(c10::ArrayRef<c10::IValue>(stack.data() + stack.size() - n, n));
+    const auto& returns = op_.schema().returns();
+    const size_t begin = stack.size() - returns.size();
+    int64_t result_bytes = 0;
+    for (size_t i = 0; i < returns.size(); ++i) {
+      if (returns[i].alias_info() == nullptr) { // an alias of a written argument is counted with it
+        result_bytes += device_tensor_bytes(c10::ArrayRef<c10::IValue>(stack[begin + i]));
+      }
+    }
     const HostTraffic after = host_traffic_of_this_thread();
     const auto moved = static_cast<int64_t>((after.to_host - before_.to_host) + (after.to_device - before_.to_device));
     traffic_counter().record(name_, moved, argument_bytes_ + result_bytes);
