@@ -238,8 +238,9 @@ def _ops_struct(declaration: Declaration) -> str:
 
 
 def _ops_header(declaration: Declaration) -> str:
-    """The header declaring the op's `at::_ops` struct."""
-    return f"<ATen/ops/{ident.stub_group(declaration.name)}_ops.h>"
+    """The header declaring the op's `at::_ops` struct: named by the op's root name, as torchgen
+    names ATen's headers (`__and__.Tensor` -> `and_ops.h`)."""
+    return f"<ATen/ops/{declaration.name.name.base}_ops.h>"
 
 
 SignatureKey = tuple[str, bool]

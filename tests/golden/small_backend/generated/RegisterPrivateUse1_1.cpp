@@ -10,8 +10,8 @@
 #include "native/tril.h"
 #include "native/view.h"
 #include "declined_kernel.h"
-#include <ATen/ops/__and___ops.h>
 #include <ATen/ops/abs_ops.h>
+#include <ATen/ops/and_ops.h>
 #include <ATen/ops/tril_ops.h>
 #include <ATen/DeviceGuard.h>
 #include <ATen/core/op_registration/adaption.h>
