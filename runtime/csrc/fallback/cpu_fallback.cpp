@@ -1,6 +1,7 @@
 #include "cpu_fallback.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <ATen/native/CPUFallback.h>
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
+#include <c10/util/SmallVector.h>
 
 #include "declined_kernel.h"
 #include "dtype_fallback.h"
@@ -275,6 +277,40 @@ void move_results_to(c10::Device device, const c10::OperatorHandle& op, torch::j
   }
 }
 
+// Arguments an op writes although its schema does not say so, which ATen's
+// copying fallback would leave unchanged on the device: native_batch_norm's
+// running statistics (updated in training).
+struct UnannotatedWrites {
+  std::string_view op;
+  std::array<size_t, 2> arguments;
+};
+constexpr std::array<UnannotatedWrites, 1> kUnannotatedWrites{{{"aten::native_batch_norm", {3, 4}}}};
+
+// ATen's copying fallback, with the unannotated writes copied back.
+void run_copying(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::OperatorName& name = op.operator_name();
+  const size_t begin = stack->size() - op.schema().arguments().size();
+  c10::SmallVector<std::pair<at::Tensor, at::Tensor>, 2> written; // device tensor, its CPU copy
+  for (const UnannotatedWrites& writes : kUnannotatedWrites) {
+    if (name.overload_name.empty() && name.name == writes.op) {
+      for (const size_t index : writes.arguments) {
+        c10::IValue& argument = (*stack)[begin + index];
+        if (argument.isTensor() && argument.toTensor().defined() &&
+            argument.toTensor().device().type() == c10::DeviceType::PrivateUse1) {
+          at::Tensor device = argument.toTensor();
+          at::Tensor copy = device.cpu();
+          argument = copy;
+          written.emplace_back(std::move(device), std::move(copy));
+        }
+      }
+    }
+  }
+  at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
+  for (auto& [device, copy] : written) {
+    device.copy_(copy);
+  }
+}
+
 void run_on_host(const FallbackPolicy& policy, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   // Copies only where the runtime says the host cannot address device memory
   // (or SCAFFOLD_HOST_VIEW_FALLBACK=0 asks for them).
@@ -286,7 +322,7 @@ void run_on_host(const FallbackPolicy& policy, const c10::OperatorHandle& op, to
   // result would alias the copy, and writes through it would be lost); PyTorch only warns.
   // The backend must implement such views (core_ops.py lists the dense ones).
   const std::optional<c10::Device> results_device = device_of_results(op, *stack);
-  at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
+  run_copying(op, stack);
   if (results_device.has_value()) {
     move_results_to(*results_device, op, stack);
   }
