@@ -149,17 +149,14 @@ struct ByteRange {
   size_t end = 0;
 
   void add(const at::Tensor& t) {
-    if (t.numel() == 0) {
+    const auto span = static_cast<size_t>(span_elements(t));
+    if (span == 0) {
       return;
-    }
-    int64_t last = 0;
-    for (int64_t d = 0; d < t.dim(); ++d) {
-      last += (t.size(d) - 1) * t.stride(d);
     }
     const auto itemsize = static_cast<size_t>(t.itemsize());
     const auto first = static_cast<size_t>(t.storage_offset()) * itemsize;
     begin = std::min(begin, first);
-    end = std::max(end, first + (static_cast<size_t>(last) + 1) * itemsize);
+    end = std::max(end, first + span * itemsize);
   }
   bool empty() const {
     return end <= begin;

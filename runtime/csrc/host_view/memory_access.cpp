@@ -194,10 +194,6 @@ void copy_bytes(void* dst, const void* src, size_t nbytes, CopyKind kind) {
 
 // ---- Staging ---------------------------------------------------------------------
 
-namespace {
-
-// Elements from a tensor's first to its last, gaps included (strides are
-// never negative in PyTorch); 0 for an empty tensor.
 int64_t span_elements(const at::Tensor& t) {
   if (t.numel() == 0) {
     return 0;
@@ -208,6 +204,8 @@ int64_t span_elements(const at::Tensor& t) {
   }
   return last + 1;
 }
+
+namespace {
 
 // A CPU tensor with `device_tensor`'s layout over `buffer` (its span).
 at::Tensor over_span(const at::Tensor& buffer, const at::Tensor& device_tensor) {

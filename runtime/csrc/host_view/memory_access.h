@@ -78,6 +78,10 @@ enum class CopyKind {
 // first element to its last, gaps included), with the device tensor's sizes,
 // strides, dtype and conj/neg bits.
 
+// Elements from a tensor's first to its last, gaps included (strides are
+// never negative in PyTorch); 0 for an empty tensor: what staging moves.
+int64_t span_elements(const at::Tensor& t);
+
 // A staged copy of `device_tensor` (waits for the current stream's work).
 at::Tensor staged_copy(const at::Tensor& device_tensor);
 // A staged tensor laid out as staged_copy's, its values not copied: for a
