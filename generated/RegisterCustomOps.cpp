@@ -20,7 +20,7 @@ void wrapper_for_each_add__foo(const c10::intrusive_ptr<foo::TensorQueue> & tq, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(inc));
   try {
     foo::custom_ops::for_each_add__foo(tq, inc);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     scaffold::runtime::DeclinedCustomOp<void(const c10::intrusive_ptr<foo::TensorQueue> &, const at::Tensor &)>::call("foo::for_each_add_", "", tq, inc);
   }
 }
@@ -29,7 +29,7 @@ at::Tensor wrapper_mymuladd_foo(const at::Tensor & a, const at::Tensor & b, doub
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(a));
   try {
     return foo::custom_ops::mymuladd_foo(a, b, c);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return scaffold::runtime::DeclinedCustomOp<at::Tensor(const at::Tensor &, const at::Tensor &, double)>::call("foo::mymuladd", "", a, b, c);
   }
 }

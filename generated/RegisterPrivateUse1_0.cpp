@@ -112,7 +112,7 @@ at::Tensor wrapper__adaptive_avg_pool2d(const at::Tensor & self, c10::SymIntArra
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_adaptive_avg_pool2d(self, C10_AS_INTARRAYREF_SLOW(output_size));
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_adaptive_avg_pool2d>::call(self, output_size);
   }
 }
@@ -121,7 +121,7 @@ void wrapper__foreach_addcdiv__ScalarList(at::TensorList self, at::TensorList te
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_addcdiv_(self, tensor1, tensor2, scalars);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_addcdiv__ScalarList>::call(self, tensor1, tensor2, scalars);
   }
 }
@@ -130,7 +130,7 @@ void wrapper__foreach_addcdiv__ScalarList(at::TensorList self, at::TensorList te
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_mul(self, scalar);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_mul_Scalar>::call(self, scalar);
   }
 }
@@ -139,7 +139,7 @@ void wrapper__foreach_mul__Scalar(at::TensorList self, const at::Scalar & scalar
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_mul_(self, scalar);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_mul__Scalar>::call(self, scalar);
   }
 }
@@ -148,7 +148,7 @@ void wrapper__foreach_mul__Scalar(at::TensorList self, const at::Scalar & scalar
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_neg(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_neg>::call(self);
   }
 }
@@ -157,7 +157,7 @@ void wrapper__foreach_sqrt_(at::TensorList self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_sqrt_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_sqrt_>::call(self);
   }
 }
@@ -173,7 +173,7 @@ void wrapper__fused_adamw_(at::TensorList self, at::TensorList grads, at::Tensor
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_adamw_>::call(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
   }
 }
@@ -182,7 +182,7 @@ void wrapper__fused_sgd__tensor_lr(at::TensorList self, at::TensorList grads, at
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_fused_sgd_(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_sgd__tensor_lr>::call(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
   }
 }
@@ -191,7 +191,7 @@ at::Tensor & wrapper__index_put_impl_(at::Tensor & self, const c10::List<::std::
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_index_put_impl_(self, indices, values, accumulate, unsafe);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_index_put_impl_>::call(self, indices, values, accumulate, unsafe);
   }
 }
@@ -203,7 +203,7 @@ at::Tensor wrapper__log_softmax_backward_data(const at::Tensor & grad_output, co
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
   try {
     return foo::_log_softmax_backward_data(grad_output, output, dim, input_dtype);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_log_softmax_backward_data>::call(grad_output, output, dim, input_dtype);
   }
 }
@@ -216,7 +216,7 @@ at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_outp
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
   try {
     return foo::_log_softmax_backward_data_out(grad_output, output, dim, input_dtype, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_log_softmax_backward_data_out>::call(grad_output, output, dim, input_dtype, out);
   }
 }
@@ -231,7 +231,7 @@ at::Tensor & wrapper__log_softmax_backward_data_out(const at::Tensor & grad_outp
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
   try {
     return foo::_native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_native_batch_norm_legit>::call(input, weight, bias, running_mean, running_var, training, momentum, eps);
   }
 }
@@ -240,7 +240,7 @@ at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::abs_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs_out>::call(self, out);
   }
 }
@@ -249,7 +249,7 @@ at::Tensor wrapper_add_Tensor(const at::Tensor & self, const at::Tensor & other,
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::add(self, other, alpha);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::add_Tensor>::call(self, other, alpha);
   }
 }
@@ -258,7 +258,7 @@ at::Tensor & wrapper_addcmul_out(const at::Tensor & self, const at::Tensor & ten
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::addcmul_out(self, tensor1, tensor2, value, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcmul_out>::call(self, tensor1, tensor2, value, out);
   }
 }
@@ -267,7 +267,7 @@ at::Tensor & wrapper_all_all_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::all_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::all_all_out>::call(self, out);
   }
 }
@@ -284,7 +284,7 @@ at::Tensor & wrapper_avg_pool2d_backward_grad_input(const at::Tensor & grad_outp
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::avg_pool2d_backward_out(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::avg_pool2d_backward_grad_input>::call(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, grad_input);
   }
 }
@@ -293,7 +293,7 @@ at::Tensor & wrapper_bitwise_and_Tensor_out(const at::Tensor & self, const at::T
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::bitwise_and_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::bitwise_and_Tensor_out>::call(self, other, out);
   }
 }
@@ -302,7 +302,7 @@ at::Tensor & wrapper_clamp_min_Tensor_out(const at::Tensor & self, const at::Ten
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::clamp_min_out(self, min, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::clamp_min_Tensor_out>::call(self, min, out);
   }
 }
@@ -311,7 +311,7 @@ at::Tensor & wrapper_div__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::div_(self, other);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::div__Tensor>::call(self, other);
   }
 }
@@ -335,7 +335,7 @@ at::Tensor wrapper_gelu(const at::Tensor & self, c10::string_view approximate) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::gelu(self, approximate);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gelu>::call(self, approximate);
   }
 }
@@ -344,7 +344,7 @@ at::Tensor & wrapper_gt_Tensor_out(const at::Tensor & self, const at::Tensor & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::gt_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gt_Tensor_out>::call(self, other, out);
   }
 }
@@ -353,7 +353,7 @@ at::Tensor & wrapper_hardsigmoid_out(const at::Tensor & self, at::Tensor & out) 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardsigmoid_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardsigmoid_out>::call(self, out);
   }
 }
@@ -366,7 +366,7 @@ at::Tensor & wrapper_hardtanh_backward_grad_input(const at::Tensor & grad_output
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardtanh_backward_out(grad_output, self, min_val, max_val, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh_backward_grad_input>::call(grad_output, self, min_val, max_val, grad_input);
   }
 }
@@ -375,7 +375,7 @@ at::Tensor & wrapper_index_Tensor_out(const at::Tensor & self, const c10::List<:
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::index_out(self, indices, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::index_Tensor_out>::call(self, indices, out);
   }
 }
@@ -384,7 +384,7 @@ at::Tensor & wrapper_lerp_Tensor_out(const at::Tensor & self, const at::Tensor &
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::lerp_out(self, end, weight, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp_Tensor_out>::call(self, end, weight, out);
   }
 }
@@ -393,7 +393,7 @@ at::Tensor & wrapper_lerp__Tensor(at::Tensor & self, const at::Tensor & end, con
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::lerp_(self, end, weight);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp__Tensor>::call(self, end, weight);
   }
 }
@@ -402,7 +402,7 @@ at::Tensor wrapper_max(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::max(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max>::call(self);
   }
 }
@@ -411,7 +411,7 @@ at::Tensor wrapper_max(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::max_out(self, dim, keepdim, max, max_values);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_dim_max>::call(self, dim, keepdim, max, max_values);
   }
 }
@@ -420,7 +420,7 @@ at::Tensor & wrapper_max_unary_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::max_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_unary_out>::call(self, out);
   }
 }
@@ -429,7 +429,7 @@ at::Tensor & wrapper_maximum_out(const at::Tensor & self, const at::Tensor & oth
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::maximum_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::maximum_out>::call(self, other, out);
   }
 }
@@ -438,7 +438,7 @@ at::Tensor wrapper_min(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::min(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::min>::call(self);
   }
 }
@@ -451,7 +451,7 @@ at::Tensor & wrapper_mm_out(const at::Tensor & self, const at::Tensor & mat2, at
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::mm_out(self, mat2, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mm_out>::call(self, mat2, out);
   }
 }
@@ -460,7 +460,7 @@ at::Tensor & wrapper_mse_loss_out(const at::Tensor & self, const at::Tensor & ta
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::mse_loss_out(self, target, reduction, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mse_loss_out>::call(self, target, reduction, out);
   }
 }
@@ -469,7 +469,7 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::mul(self, other);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mul_Tensor>::call(self, other);
   }
 }
@@ -484,7 +484,7 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
   try {
     return foo::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_batch_norm>::call(input, weight, bias, running_mean, running_var, training, momentum, eps);
   }
 }
@@ -500,7 +500,7 @@ at::Tensor wrapper_mul_Tensor(const at::Tensor & self, const at::Tensor & other)
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
   try {
     return foo::native_layer_norm_backward(grad_out, input, C10_AS_INTARRAYREF_SLOW(normalized_shape), mean, rstd, weight, bias, output_mask);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_layer_norm_backward>::call(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
   }
 }
@@ -509,7 +509,7 @@ at::Tensor & wrapper_ne_Scalar_out(const at::Tensor & self, const at::Scalar & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::ne_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ne_Scalar_out>::call(self, other, out);
   }
 }
@@ -518,7 +518,7 @@ at::Tensor & wrapper_ne_Tensor_out(const at::Tensor & self, const at::Tensor & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::ne_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ne_Tensor_out>::call(self, other, out);
   }
 }
@@ -527,7 +527,7 @@ at::Tensor wrapper_neg(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::neg(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::neg>::call(self);
   }
 }
@@ -536,7 +536,7 @@ at::Tensor & wrapper_neg_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::neg_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::neg_out>::call(self, out);
   }
 }
@@ -545,7 +545,7 @@ at::Tensor & wrapper_neg_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::neg_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::neg_>::call(self);
   }
 }
@@ -554,7 +554,7 @@ at::Tensor & wrapper_random_(at::Tensor & self, ::std::optional<at::Generator> g
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::random_(self, generator);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::random_>::call(self, generator);
   }
 }
@@ -563,7 +563,7 @@ at::Tensor wrapper_relu(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::relu(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::relu>::call(self);
   }
 }
@@ -572,7 +572,7 @@ at::Tensor wrapper_rsqrt(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::rsqrt(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::rsqrt>::call(self);
   }
 }
@@ -581,7 +581,7 @@ at::Tensor & wrapper_rsqrt_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::rsqrt_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::rsqrt_>::call(self);
   }
 }
@@ -594,7 +594,7 @@ at::Tensor wrapper_sigmoid(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sigmoid(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sigmoid>::call(self);
   }
 }
@@ -603,7 +603,7 @@ at::Tensor & wrapper_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sigmoid_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sigmoid_out>::call(self, out);
   }
 }
@@ -616,7 +616,7 @@ at::Tensor & wrapper_sigmoid_backward_grad_input(const at::Tensor & grad_output,
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
   try {
     return foo::sigmoid_backward_out(grad_output, output, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sigmoid_backward_grad_input>::call(grad_output, output, grad_input);
   }
 }
@@ -627,7 +627,7 @@ at::Tensor wrapper_silu(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::silu(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::silu>::call(self);
   }
 }
@@ -636,7 +636,7 @@ at::Tensor & wrapper_sin_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sin_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sin_>::call(self);
   }
 }
@@ -645,7 +645,7 @@ at::Tensor & wrapper_tanh_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::tanh_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tanh_>::call(self);
   }
 }
@@ -657,7 +657,7 @@ at::Tensor & wrapper_triu_out(const at::Tensor & self, c10::SymInt diagonal, at:
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::triu_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::triu_out>::call(self, diagonal, out);
   }
 }
@@ -669,7 +669,7 @@ at::Tensor & wrapper_upsample_nearest2d_out(const at::Tensor & self, c10::SymInt
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::upsample_nearest2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), scales_h, scales_w, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::upsample_nearest2d_out>::call(self, output_size, scales_h, scales_w, out);
   }
 }

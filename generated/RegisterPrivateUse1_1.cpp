@@ -127,7 +127,7 @@ at::Tensor wrapper__adaptive_avg_pool2d_backward(const at::Tensor & grad_output,
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_adaptive_avg_pool2d_backward(grad_output, self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_adaptive_avg_pool2d_backward>::call(grad_output, self);
   }
 }
@@ -141,7 +141,7 @@ void wrapper__foreach_add__Scalar(at::TensorList self, const at::Scalar & scalar
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_add_(self, scalar);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_add__Scalar>::call(self, scalar);
   }
 }
@@ -150,7 +150,7 @@ void wrapper__foreach_maximum__List(at::TensorList self, at::TensorList other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_maximum_(self, other);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_maximum__List>::call(self, other);
   }
 }
@@ -159,7 +159,7 @@ void wrapper__foreach_maximum__List(at::TensorList self, at::TensorList other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_norm(self, ord, dtype);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_norm_Scalar>::call(self, ord, dtype);
   }
 }
@@ -168,7 +168,7 @@ void wrapper__fused_adam__tensor_lr(at::TensorList self, at::TensorList grads, a
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_adam__tensor_lr>::call(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
   }
 }
@@ -181,7 +181,7 @@ void wrapper__fused_sgd_(at::TensorList self, at::TensorList grads, at::TensorLi
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_fused_sgd_(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_sgd_>::call(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step, grad_scale, found_inf);
   }
 }
@@ -192,7 +192,7 @@ at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_log_softmax(self, dim, half_to_float);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_log_softmax>::call(self, dim, half_to_float);
   }
 }
@@ -205,7 +205,7 @@ at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
   try {
     return foo::_native_batch_norm_legit(input, weight, bias, training, momentum, eps);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_native_batch_norm_legit_no_stats>::call(input, weight, bias, training, momentum, eps);
   }
 }
@@ -218,7 +218,7 @@ at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(query));
   try {
     return foo::_scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal, attn_mask, scale);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_scaled_dot_product_flash_attention_for_cpu>::call(query, key, value, dropout_p, is_causal, attn_mask, scale);
   }
 }
@@ -227,7 +227,7 @@ at::Tensor wrapper__log_softmax(const at::Tensor & self, int64_t dim, bool half_
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
   try {
     return foo::_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_scaled_dot_product_flash_attention_for_cpu_backward>::call(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
   }
 }
@@ -238,7 +238,7 @@ at::Tensor wrapper__softmax(const at::Tensor & self, int64_t dim, bool half_to_f
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_softmax(self, dim, half_to_float);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_softmax>::call(self, dim, half_to_float);
   }
 }
@@ -251,7 +251,7 @@ at::Tensor & wrapper__softmax_backward_data_out(const at::Tensor & grad_output, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
   try {
     return foo::_softmax_backward_data_out(grad_output, output, dim, input_dtype, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_softmax_backward_data_out>::call(grad_output, output, dim, input_dtype, grad_input);
   }
 }
@@ -260,7 +260,7 @@ at::Tensor wrapper_abs(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::abs(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs>::call(self);
   }
 }
@@ -269,7 +269,7 @@ at::Tensor wrapper_addcdiv(const at::Tensor & self, const at::Tensor & tensor1, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::addcdiv(self, tensor1, tensor2, value);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcdiv>::call(self, tensor1, tensor2, value);
   }
 }
@@ -278,7 +278,7 @@ at::Tensor & wrapper_all_out(const at::Tensor & self, int64_t dim, bool keepdim,
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::all_out(self, dim, keepdim, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::all_out>::call(self, dim, keepdim, out);
   }
 }
@@ -290,7 +290,7 @@ at::Tensor & wrapper_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef ker
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::avg_pool2d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::avg_pool2d_out>::call(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
   }
 }
@@ -299,7 +299,7 @@ at::Tensor & wrapper_ceil_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::ceil_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ceil_>::call(self);
   }
 }
@@ -317,7 +317,7 @@ at::Tensor & wrapper_cumsum_out(const at::Tensor & self, int64_t dim, ::std::opt
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::cumsum_out(self, dim, dtype, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cumsum_out>::call(self, dim, dtype, out);
   }
 }
@@ -326,7 +326,7 @@ at::Tensor wrapper_div_Tensor(const at::Tensor & self, const at::Tensor & other)
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::div(self, other);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::div_Tensor>::call(self, other);
   }
 }
@@ -338,7 +338,7 @@ at::Tensor wrapper_embedding_dense_backward(const at::Tensor & grad_output, cons
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
   try {
     return foo::embedding_dense_backward(grad_output, indices, num_weights.guard_int(__FILE__, __LINE__), padding_idx.guard_int(__FILE__, __LINE__), scale_grad_by_freq);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::embedding_dense_backward>::call(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
   }
 }
@@ -347,7 +347,7 @@ at::Tensor wrapper_exp(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::exp(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::exp>::call(self);
   }
 }
@@ -360,7 +360,7 @@ at::Tensor & wrapper_gather_out(const at::Tensor & self, int64_t dim, const at::
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::gather_out(self, dim, index, sparse_grad, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gather_out>::call(self, dim, index, sparse_grad, out);
   }
 }
@@ -369,7 +369,7 @@ at::Tensor & wrapper_ge_Scalar_out(const at::Tensor & self, const at::Scalar & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::ge_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ge_Scalar_out>::call(self, other, out);
   }
 }
@@ -381,7 +381,7 @@ at::Tensor wrapper_gelu_backward(const at::Tensor & grad_output, const at::Tenso
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::gelu_backward(grad_output, self, approximate);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gelu_backward>::call(grad_output, self, approximate);
   }
 }
@@ -394,7 +394,7 @@ at::Tensor & wrapper_hardsigmoid_backward_grad_input(const at::Tensor & grad_out
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardsigmoid_backward_out(grad_output, self, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardsigmoid_backward_grad_input>::call(grad_output, self, grad_input);
   }
 }
@@ -403,7 +403,7 @@ at::Tensor & wrapper_hardtanh_(at::Tensor & self, const at::Scalar & min_val, co
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardtanh_(self, min_val, max_val);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh_>::call(self, min_val, max_val);
   }
 }
@@ -415,7 +415,7 @@ at::Tensor wrapper_hardtanh_backward(const at::Tensor & grad_output, const at::T
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardtanh_backward(grad_output, self, min_val, max_val);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh_backward>::call(grad_output, self, min_val, max_val);
   }
 }
@@ -424,7 +424,7 @@ at::Tensor & wrapper_le_Scalar_out(const at::Tensor & self, const at::Scalar & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::le_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::le_Scalar_out>::call(self, other, out);
   }
 }
@@ -433,7 +433,7 @@ at::Tensor & wrapper_lerp_Scalar_out(const at::Tensor & self, const at::Tensor &
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::lerp_out(self, end, weight, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp_Scalar_out>::call(self, end, weight, out);
   }
 }
@@ -442,7 +442,7 @@ at::Tensor wrapper_lerp_Tensor(const at::Tensor & self, const at::Tensor & end, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::lerp(self, end, weight);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp_Tensor>::call(self, end, weight);
   }
 }
@@ -451,7 +451,7 @@ at::Tensor & wrapper_lerp__Scalar(at::Tensor & self, const at::Tensor & end, con
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::lerp_(self, end, weight);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp__Scalar>::call(self, end, weight);
   }
 }
@@ -460,7 +460,7 @@ at::Tensor & wrapper_log_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::log_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::log_>::call(self);
   }
 }
@@ -469,7 +469,7 @@ at::Tensor & wrapper_lt_Scalar_out(const at::Tensor & self, const at::Scalar & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::lt_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lt_Scalar_out>::call(self, other, out);
   }
 }
@@ -481,7 +481,7 @@ at::Tensor wrapper_masked_select(const at::Tensor & self, const at::Tensor & mas
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::masked_select(self, mask);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::masked_select>::call(self, mask);
   }
 }
@@ -494,7 +494,7 @@ at::Tensor & wrapper_masked_select_out(const at::Tensor & self, const at::Tensor
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::masked_select_out(self, mask, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::masked_select_out>::call(self, mask, out);
   }
 }
@@ -505,7 +505,7 @@ at::Tensor & wrapper_masked_select_out(const at::Tensor & self, const at::Tensor
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_pool2d_with_indices>::call(self, kernel_size, stride, padding, dilation, ceil_mode);
   }
 }
@@ -514,7 +514,7 @@ at::Tensor & wrapper_minimum_out(const at::Tensor & self, const at::Tensor & oth
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::minimum_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::minimum_out>::call(self, other, out);
   }
 }
@@ -523,7 +523,7 @@ at::Tensor wrapper_mse_loss(const at::Tensor & self, const at::Tensor & target, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::mse_loss(self, target, reduction);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mse_loss>::call(self, target, reduction);
   }
 }
@@ -532,7 +532,7 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::mul_(self, other);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mul__Tensor>::call(self, other);
   }
 }
@@ -549,7 +549,7 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
   try {
     return foo::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_batch_norm_backward>::call(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
   }
 }
@@ -560,7 +560,7 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
   try {
     return foo::native_dropout(input, p, train);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_dropout>::call(input, p, train);
   }
 }
@@ -573,7 +573,7 @@ at::Tensor & wrapper_mul__Tensor(at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
   try {
     return foo::native_group_norm(input, weight, bias, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, eps);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_group_norm>::call(input, weight, bias, N, C, HxW, group, eps);
   }
 }
@@ -589,7 +589,7 @@ at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::nll_loss_backward_out(grad_output, self, target, weight, reduction, ignore_index.guard_int(__FILE__, __LINE__), total_weight, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::nll_loss_backward_grad_input>::call(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
   }
 }
@@ -604,7 +604,7 @@ at::Tensor & wrapper_nll_loss_backward_grad_input(const at::Tensor & grad_output
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::nll_loss_forward_out(self, target, weight, reduction, ignore_index.guard_int(__FILE__, __LINE__), output, total_weight);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::nll_loss_forward_output>::call(self, target, weight, reduction, ignore_index, output, total_weight);
   }
 }
@@ -613,7 +613,7 @@ at::Tensor & wrapper_normal_(at::Tensor & self, double mean, double std, ::std::
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::normal_(self, mean, std, generator);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::normal_>::call(self, mean, std, generator);
   }
 }
@@ -622,7 +622,7 @@ at::Tensor & wrapper_pow_Tensor_Scalar_out(const at::Tensor & self, const at::Sc
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::pow_out(self, exponent, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::pow_Tensor_Scalar_out>::call(self, exponent, out);
   }
 }
@@ -631,7 +631,7 @@ at::Tensor & wrapper_random__from(at::Tensor & self, int64_t from, ::std::option
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::random_(self, from, to, generator);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::random__from>::call(self, from, to, generator);
   }
 }
@@ -640,7 +640,7 @@ at::Tensor & wrapper_random__to(at::Tensor & self, int64_t to, ::std::optional<a
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::random_(self, to, generator);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::random__to>::call(self, to, generator);
   }
 }
@@ -649,7 +649,7 @@ at::Tensor & wrapper_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::reciprocal_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::reciprocal_out>::call(self, out);
   }
 }
@@ -658,7 +658,7 @@ at::Tensor & wrapper_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::rsqrt_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::rsqrt_out>::call(self, out);
   }
 }
@@ -672,7 +672,7 @@ at::Tensor & wrapper_scatter_add_out(const at::Tensor & self, int64_t dim, const
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::scatter_add_out(self, dim, index, src, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::scatter_add_out>::call(self, dim, index, src, out);
   }
 }
@@ -681,7 +681,7 @@ at::Tensor wrapper_sqrt(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sqrt(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sqrt>::call(self);
   }
 }
@@ -690,7 +690,7 @@ at::Tensor & wrapper_tanh_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::tanh_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tanh_out>::call(self, out);
   }
 }
@@ -703,7 +703,7 @@ at::Tensor & wrapper_uniform_(at::Tensor & self, double from, double to, ::std::
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::uniform_(self, from, to, generator);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::uniform_>::call(self, from, to, generator);
   }
 }
@@ -715,7 +715,7 @@ at::Tensor & wrapper_upsample_bilinear2d_out(const at::Tensor & self, c10::SymIn
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::upsample_bilinear2d_out(self, C10_AS_INTARRAYREF_SLOW(output_size), align_corners, scales_h, scales_w, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::upsample_bilinear2d_out>::call(self, output_size, align_corners, scales_h, scales_w, out);
   }
 }
@@ -724,7 +724,7 @@ at::Tensor & wrapper_where_self_out(const at::Tensor & condition, const at::Tens
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::where_out(condition, self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::where_self_out>::call(condition, self, other, out);
   }
 }

@@ -116,7 +116,7 @@ at::Tensor wrapper__efficientzerotensor(c10::SymIntArrayRef size, ::std::optiona
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_add(self, other, alpha);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_add_List>::call(self, other, alpha);
   }
 }
@@ -125,7 +125,7 @@ void wrapper__foreach_add__List(at::TensorList self, at::TensorList other, const
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_add_(self, other, alpha);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_add__List>::call(self, other, alpha);
   }
 }
@@ -134,7 +134,7 @@ void wrapper__foreach_addcdiv__Scalar(at::TensorList self, at::TensorList tensor
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_addcdiv_(self, tensor1, tensor2, value);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_addcdiv__Scalar>::call(self, tensor1, tensor2, value);
   }
 }
@@ -143,7 +143,7 @@ void wrapper__foreach_div__ScalarList(at::TensorList self, at::ArrayRef<at::Scal
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_div_(self, scalars);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_div__ScalarList>::call(self, scalars);
   }
 }
@@ -152,7 +152,7 @@ void wrapper__foreach_lerp__Scalar(at::TensorList self, at::TensorList tensors1,
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_lerp_(self, tensors1, weight);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_lerp__Scalar>::call(self, tensors1, weight);
   }
 }
@@ -161,7 +161,7 @@ void wrapper__foreach_lerp__Scalar(at::TensorList self, at::TensorList tensors1,
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_sqrt(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_sqrt>::call(self);
   }
 }
@@ -177,7 +177,7 @@ void wrapper__fused_adam_(at::TensorList self, at::TensorList grads, at::TensorL
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_fused_adam_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_adam_>::call(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
   }
 }
@@ -186,7 +186,7 @@ void wrapper__fused_adamw__tensor_lr(at::TensorList self, at::TensorList grads, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_fused_adamw__tensor_lr>::call(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
   }
 }
@@ -205,7 +205,7 @@ at::Tensor & wrapper__softmax_out(const at::Tensor & self, int64_t dim, bool hal
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_softmax_out(self, dim, half_to_float, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_softmax_out>::call(self, dim, half_to_float, out);
   }
 }
@@ -217,7 +217,7 @@ at::Tensor wrapper__softmax_backward_data(const at::Tensor & grad_output, const 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
   try {
     return foo::_softmax_backward_data(grad_output, output, dim, input_dtype);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_softmax_backward_data>::call(grad_output, output, dim, input_dtype);
   }
 }
@@ -226,7 +226,7 @@ at::Tensor & wrapper_abs_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::abs_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs_>::call(self);
   }
 }
@@ -235,7 +235,7 @@ at::Tensor & wrapper_add__Tensor(at::Tensor & self, const at::Tensor & other, co
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::add_(self, other, alpha);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::add__Tensor>::call(self, other, alpha);
   }
 }
@@ -244,7 +244,7 @@ at::Tensor wrapper_addcmul(const at::Tensor & self, const at::Tensor & tensor1, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::addcmul(self, tensor1, tensor2, value);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcmul>::call(self, tensor1, tensor2, value);
   }
 }
@@ -256,7 +256,7 @@ at::Tensor & wrapper_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::amax_out(self, dim, keepdim, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::amax_out>::call(self, dim, keepdim, out);
   }
 }
@@ -268,7 +268,7 @@ at::Tensor & wrapper_argmax_out(const at::Tensor & self, ::std::optional<int64_t
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::argmax_out(self, dim, keepdim, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::argmax_out>::call(self, dim, keepdim, out);
   }
 }
@@ -280,7 +280,7 @@ at::Tensor & wrapper_cat_out(const at::ITensorListRef & tensors, int64_t dim, at
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
   try {
     return foo::cat_out(tensors, dim, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cat_out>::call(tensors, dim, out);
   }
 }
@@ -289,7 +289,7 @@ at::Tensor & wrapper_clamp_out(const at::Tensor & self, const ::std::optional<at
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::clamp_out(self, min, max, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::clamp_out>::call(self, min, max, out);
   }
 }
@@ -307,7 +307,7 @@ at::Tensor & wrapper_cos_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::cos_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cos_out>::call(self, out);
   }
 }
@@ -316,7 +316,7 @@ at::Tensor & wrapper_cos_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::cos_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cos_>::call(self);
   }
 }
@@ -325,7 +325,7 @@ at::Tensor & wrapper_eq_Scalar_out(const at::Tensor & self, const at::Scalar & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::eq_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::eq_Scalar_out>::call(self, other, out);
   }
 }
@@ -334,7 +334,7 @@ at::Tensor & wrapper_exp_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::exp_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::exp_>::call(self);
   }
 }
@@ -343,7 +343,7 @@ at::Tensor & wrapper_gelu_out(const at::Tensor & self, c10::string_view approxim
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::gelu_out(self, approximate, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gelu_out>::call(self, approximate, out);
   }
 }
@@ -356,7 +356,7 @@ at::Tensor & wrapper_gelu_backward_grad_input(const at::Tensor & grad_output, co
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::gelu_backward_out(grad_output, self, approximate, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gelu_backward_grad_input>::call(grad_output, self, approximate, grad_input);
   }
 }
@@ -365,7 +365,7 @@ at::Tensor & wrapper_hardswish_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardswish_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardswish_out>::call(self, out);
   }
 }
@@ -374,7 +374,7 @@ at::Tensor & wrapper_hardswish_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardswish_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardswish_>::call(self);
   }
 }
@@ -386,7 +386,7 @@ at::Tensor wrapper_hardswish_backward(const at::Tensor & grad_output, const at::
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardswish_backward(grad_output, self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardswish_backward>::call(grad_output, self);
   }
 }
@@ -395,7 +395,7 @@ at::Tensor wrapper_hardtanh(const at::Tensor & self, const at::Scalar & min_val,
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardtanh(self, min_val, max_val);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh>::call(self, min_val, max_val);
   }
 }
@@ -407,7 +407,7 @@ at::Tensor wrapper_index_select(const at::Tensor & self, int64_t dim, const at::
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::index_select(self, dim, index);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::index_select>::call(self, dim, index);
   }
 }
@@ -419,7 +419,7 @@ at::Tensor & wrapper_isneginf_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::isneginf_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::isneginf_out>::call(self, out);
   }
 }
@@ -428,7 +428,7 @@ at::Tensor & wrapper_le_Tensor_out(const at::Tensor & self, const at::Tensor & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::le_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::le_Tensor_out>::call(self, other, out);
   }
 }
@@ -437,7 +437,7 @@ at::Tensor wrapper_log(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::log(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::log>::call(self);
   }
 }
@@ -446,7 +446,7 @@ at::Tensor & wrapper_log_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::log_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::log_out>::call(self, out);
   }
 }
@@ -455,7 +455,7 @@ at::Tensor & wrapper_lt_Tensor_out(const at::Tensor & self, const at::Tensor & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::lt_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lt_Tensor_out>::call(self, other, out);
   }
 }
@@ -464,7 +464,7 @@ at::Tensor & wrapper_masked_fill__Scalar(at::Tensor & self, const at::Tensor & m
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::masked_fill_(self, mask, value);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::masked_fill__Scalar>::call(self, mask, value);
   }
 }
@@ -477,7 +477,7 @@ at::Tensor & wrapper_masked_fill__Scalar(at::Tensor & self, const at::Tensor & m
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::max_pool2d_with_indices_out(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_pool2d_with_indices_out>::call(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
   }
 }
@@ -490,7 +490,7 @@ at::Tensor wrapper_max_pool2d_with_indices_backward(const at::Tensor & grad_outp
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_pool2d_with_indices_backward>::call(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
   }
 }
@@ -504,7 +504,7 @@ at::Tensor & wrapper_max_pool2d_with_indices_backward_grad_input(const at::Tenso
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::max_pool2d_with_indices_backward_out(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::max_pool2d_with_indices_backward_grad_input>::call(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, grad_input);
   }
 }
@@ -513,7 +513,7 @@ at::Tensor & wrapper_mean_out(const at::Tensor & self, at::OptionalIntArrayRef d
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::mean_out(self, dim, keepdim, dtype, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mean_out>::call(self, dim, keepdim, dtype, out);
   }
 }
@@ -522,7 +522,7 @@ at::Tensor & wrapper_min_unary_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::min_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::min_unary_out>::call(self, out);
   }
 }
@@ -531,7 +531,7 @@ at::Tensor & wrapper_mul_out(const at::Tensor & self, const at::Tensor & other, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::mul_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mul_out>::call(self, other, out);
   }
 }
@@ -543,7 +543,7 @@ at::Tensor wrapper_native_dropout_backward(const at::Tensor & grad_output, const
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_output));
   try {
     return foo::native_dropout_backward(grad_output, mask, scale);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_dropout_backward>::call(grad_output, mask, scale);
   }
 }
@@ -558,7 +558,7 @@ at::Tensor wrapper_native_dropout_backward(const at::Tensor & grad_output, const
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_out));
   try {
     return foo::native_group_norm_backward(grad_out, input, mean, rstd, weight, N.guard_int(__FILE__, __LINE__), C.guard_int(__FILE__, __LINE__), HxW.guard_int(__FILE__, __LINE__), group, output_mask);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_group_norm_backward>::call(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
   }
 }
@@ -567,7 +567,7 @@ at::Tensor & wrapper_relu_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::relu_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::relu_>::call(self);
   }
 }
@@ -591,7 +591,7 @@ at::Tensor & wrapper_sigmoid_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sigmoid_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sigmoid_>::call(self);
   }
 }
@@ -600,7 +600,7 @@ at::Tensor wrapper_sin(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sin(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sin>::call(self);
   }
 }
@@ -609,7 +609,7 @@ at::Tensor & wrapper_sin_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sin_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sin_out>::call(self, out);
   }
 }
@@ -618,7 +618,7 @@ at::Tensor wrapper_sub_Tensor(const at::Tensor & self, const at::Tensor & other,
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sub(self, other, alpha);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sub_Tensor>::call(self, other, alpha);
   }
 }
@@ -627,7 +627,7 @@ at::Tensor & wrapper_sub_out(const at::Tensor & self, const at::Tensor & other, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sub_out(self, other, alpha, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sub_out>::call(self, other, alpha, out);
   }
 }
@@ -640,7 +640,7 @@ at::Tensor & wrapper_tanh_backward_grad_input(const at::Tensor & grad_output, co
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
   try {
     return foo::tanh_backward_out(grad_output, output, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tanh_backward_grad_input>::call(grad_output, output, grad_input);
   }
 }
@@ -652,7 +652,7 @@ at::Tensor wrapper_threshold_backward(const at::Tensor & grad_output, const at::
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::threshold_backward(grad_output, self, threshold);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::threshold_backward>::call(grad_output, self, threshold);
   }
 }
@@ -665,7 +665,7 @@ at::Tensor & wrapper_threshold_backward_grad_input(const at::Tensor & grad_outpu
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::threshold_backward_out(grad_output, self, threshold, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::threshold_backward_grad_input>::call(grad_output, self, threshold, grad_input);
   }
 }
@@ -677,7 +677,7 @@ at::Tensor & wrapper_upsample_bilinear2d_backward_grad_input(const at::Tensor & 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
   try {
     return foo::upsample_bilinear2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), align_corners, scales_h, scales_w, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::upsample_bilinear2d_backward_grad_input>::call(grad_output, output_size, input_size, align_corners, scales_h, scales_w, grad_input);
   }
 }

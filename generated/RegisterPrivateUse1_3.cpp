@@ -100,7 +100,7 @@ void wrapper__foreach_addcmul__Scalar(at::TensorList self, at::TensorList tensor
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_addcmul_(self, tensor1, tensor2, value);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_addcmul__Scalar>::call(self, tensor1, tensor2, value);
   }
 }
@@ -109,7 +109,7 @@ void wrapper__foreach_mul__Tensor(at::TensorList self, const at::Tensor & other)
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_mul_(self, other);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_mul__Tensor>::call(self, other);
   }
 }
@@ -118,7 +118,7 @@ void wrapper__foreach_zero_(at::TensorList self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_foreach_zero_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_foreach_zero_>::call(self);
   }
 }
@@ -130,7 +130,7 @@ at::Tensor & wrapper__log_softmax_out(const at::Tensor & self, int64_t dim, bool
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::_log_softmax_out(self, dim, half_to_float, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::_log_softmax_out>::call(self, dim, half_to_float, out);
   }
 }
@@ -143,7 +143,7 @@ at::Tensor & wrapper_add_out(const at::Tensor & self, const at::Tensor & other, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::add_out(self, other, alpha, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::add_out>::call(self, other, alpha, out);
   }
 }
@@ -152,7 +152,7 @@ at::Tensor & wrapper_addcdiv_out(const at::Tensor & self, const at::Tensor & ten
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::addcdiv_out(self, tensor1, tensor2, value, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcdiv_out>::call(self, tensor1, tensor2, value, out);
   }
 }
@@ -161,7 +161,7 @@ at::Tensor & wrapper_addcdiv_(at::Tensor & self, const at::Tensor & tensor1, con
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::addcdiv_(self, tensor1, tensor2, value);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcdiv_>::call(self, tensor1, tensor2, value);
   }
 }
@@ -170,7 +170,7 @@ at::Tensor & wrapper_addcmul_(at::Tensor & self, const at::Tensor & tensor1, con
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::addcmul_(self, tensor1, tensor2, value);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcmul_>::call(self, tensor1, tensor2, value);
   }
 }
@@ -184,7 +184,7 @@ at::Tensor & wrapper_addmm_out(const at::Tensor & self, const at::Tensor & mat1,
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::addmm_out(self, mat1, mat2, beta, alpha, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addmm_out>::call(self, mat1, mat2, beta, alpha, out);
   }
 }
@@ -195,7 +195,7 @@ at::Tensor & wrapper_arange_start_out(const at::Scalar & start, const at::Scalar
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(out));
   try {
     return foo::arange_out(start, end, step, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::arange_start_out>::call(start, end, step, out);
   }
 }
@@ -206,7 +206,7 @@ at::Tensor wrapper_avg_pool2d(const at::Tensor & self, at::IntArrayRef kernel_si
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::avg_pool2d>::call(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   }
 }
@@ -218,7 +218,7 @@ at::Tensor wrapper_avg_pool2d_backward(const at::Tensor & grad_output, const at:
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::avg_pool2d_backward>::call(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   }
 }
@@ -227,7 +227,7 @@ at::Tensor & wrapper_bernoulli__float(at::Tensor & self, double p, ::std::option
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::bernoulli_(self, p, generator);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::bernoulli__float>::call(self, p, generator);
   }
 }
@@ -240,7 +240,7 @@ at::Tensor & wrapper_bmm_out(const at::Tensor & self, const at::Tensor & mat2, a
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::bmm_out(self, mat2, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::bmm_out>::call(self, mat2, out);
   }
 }
@@ -249,7 +249,7 @@ at::Tensor wrapper_ceil(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::ceil(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ceil>::call(self);
   }
 }
@@ -258,7 +258,7 @@ at::Tensor & wrapper_ceil_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::ceil_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ceil_out>::call(self, out);
   }
 }
@@ -267,7 +267,7 @@ at::Tensor wrapper_cos(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::cos(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cos>::call(self);
   }
 }
@@ -276,7 +276,7 @@ at::Tensor & wrapper_div_out(const at::Tensor & self, const at::Tensor & other, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::div_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::div_out>::call(self, other, out);
   }
 }
@@ -285,7 +285,7 @@ at::Tensor & wrapper_eq_Tensor_out(const at::Tensor & self, const at::Tensor & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::eq_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::eq_Tensor_out>::call(self, other, out);
   }
 }
@@ -294,7 +294,7 @@ at::Tensor & wrapper_exp_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::exp_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::exp_out>::call(self, out);
   }
 }
@@ -303,7 +303,7 @@ at::Tensor & wrapper_ge_Tensor_out(const at::Tensor & self, const at::Tensor & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::ge_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::ge_Tensor_out>::call(self, other, out);
   }
 }
@@ -312,7 +312,7 @@ at::Tensor & wrapper_gt_Scalar_out(const at::Tensor & self, const at::Scalar & o
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::gt_out(self, other, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::gt_Scalar_out>::call(self, other, out);
   }
 }
@@ -321,7 +321,7 @@ at::Tensor wrapper_hardswish(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardswish(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardswish>::call(self);
   }
 }
@@ -330,7 +330,7 @@ at::Tensor & wrapper_hardtanh_out(const at::Tensor & self, const at::Scalar & mi
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::hardtanh_out(self, min_val, max_val, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::hardtanh_out>::call(self, min_val, max_val, out);
   }
 }
@@ -343,7 +343,7 @@ at::Tensor & wrapper_index_select_out(const at::Tensor & self, int64_t dim, cons
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::index_select_out(self, dim, index, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::index_select_out>::call(self, dim, index, out);
   }
 }
@@ -352,7 +352,7 @@ at::Tensor wrapper_lerp_Scalar(const at::Tensor & self, const at::Tensor & end, 
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::lerp(self, end, weight);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::lerp_Scalar>::call(self, end, weight);
   }
 }
@@ -364,7 +364,7 @@ at::Tensor & wrapper_linalg_vector_norm_out(const at::Tensor & self, const at::S
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::linalg_vector_norm_out(self, ord, dim, keepdim, dtype, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::linalg_vector_norm_out>::call(self, ord, dim, keepdim, dtype, out);
   }
 }
@@ -373,7 +373,7 @@ at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::maximum(self, other);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::maximum>::call(self, other);
   }
 }
@@ -386,7 +386,7 @@ at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(input));
   try {
     return foo::native_layer_norm(input, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight, bias, eps);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::native_layer_norm>::call(input, normalized_shape, weight, bias, eps);
   }
 }
@@ -397,7 +397,7 @@ at::Tensor wrapper_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at:
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::roll(self, C10_AS_INTARRAYREF_SLOW(shifts), dims);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::roll>::call(self, shifts, dims);
   }
 }
@@ -413,7 +413,7 @@ at::Tensor & wrapper_silu_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::silu_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::silu_out>::call(self, out);
   }
 }
@@ -422,7 +422,7 @@ at::Tensor & wrapper_sqrt_out(const at::Tensor & self, at::Tensor & out) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sqrt_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sqrt_out>::call(self, out);
   }
 }
@@ -431,7 +431,7 @@ at::Tensor & wrapper_sqrt_(at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sqrt_(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sqrt_>::call(self);
   }
 }
@@ -440,7 +440,7 @@ at::Tensor & wrapper_sub__Tensor(at::Tensor & self, const at::Tensor & other, co
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sub_(self, other, alpha);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sub__Tensor>::call(self, other, alpha);
   }
 }
@@ -449,7 +449,7 @@ at::Tensor & wrapper_sum_IntList_out(const at::Tensor & self, at::OptionalIntArr
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::sum_out(self, dim, keepdim, dtype, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::sum_IntList_out>::call(self, dim, keepdim, dtype, out);
   }
 }
@@ -458,7 +458,7 @@ at::Tensor wrapper_tanh(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::tanh(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tanh>::call(self);
   }
 }
@@ -470,7 +470,7 @@ at::Tensor & wrapper_tril_out(const at::Tensor & self, c10::SymInt diagonal, at:
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::tril_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tril_out>::call(self, diagonal, out);
   }
 }
@@ -482,7 +482,7 @@ at::Tensor & wrapper_upsample_nearest2d_backward_grad_input(const at::Tensor & g
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(grad_input));
   try {
     return foo::upsample_nearest2d_backward_out(grad_output, C10_AS_INTARRAYREF_SLOW(output_size), C10_AS_INTARRAYREF_SLOW(input_size), scales_h, scales_w, grad_input);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::upsample_nearest2d_backward_grad_input>::call(grad_output, output_size, input_size, scales_h, scales_w, grad_input);
   }
 }
@@ -502,7 +502,7 @@ at::Tensor wrapper_where_self(const at::Tensor & condition, const at::Tensor & s
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
     return foo::where(condition, self, other);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::where_self>::call(condition, self, other);
   }
 }

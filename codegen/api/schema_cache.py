@@ -30,7 +30,7 @@ from ..parse.installed_torch import find_installed_torch
 from ..resources import is_private_directory, package_dir, user_cache_dir
 from .signatures import KernelSignature, SignatureKey
 
-_FORMAT = 4
+_FORMAT = 5
 _KEPT_FILES = 8
 """Cache files kept (one per header and torch in use): the oldest beyond these are deleted."""
 _CODE_FILES = (

@@ -285,7 +285,7 @@ def kernel_binding(
     )
 
 
-HOST_ACCESS_UNAVAILABLE = "scaffold::runtime::HostAccessUnavailable"
+KERNEL_DECLINED = "scaffold::runtime::KernelDeclined"
 RUN_DECLINED_KERNEL = "scaffold::runtime::run_declined_kernel_on_cpu"
 DECLINED_CUSTOM_OP = "scaffold::runtime::DeclinedCustomOp"
 DECLINED_KERNEL_HEADER = '"declined_kernel.h"'
@@ -293,15 +293,16 @@ DECLINED_KERNEL_HEADER = '"declined_kernel.h"'
 
 
 def _declining_call(call: str, signature: KernelSignature) -> list[str]:
-    """The kernel call, and the copying fallback for when the kernel declines: a kernel that
-    computes on host views throws HostAccessUnavailable on a device whose memory the host cannot
-    address (before it has written anything), and the op then runs on the CPU through copies."""
+    """The kernel call, and the copying fallback for when the kernel declines (before it has
+    written anything): a kernel that computes on host views throws HostAccessUnavailable on a
+    device whose memory the host cannot address, a device kernel calls decline_kernel for what its
+    device code does not cover; either way the op then runs on the CPU through copies."""
     arguments = ", ".join(signature.wrapper_argument_names)
     fallback = f"at::native::call_fallback_fn_symint<&{RUN_DECLINED_KERNEL}, {signature.ops_struct}>"
     return [
         "try {",
         f"  {call}",
-        f"}} catch (const {HOST_ACCESS_UNAVAILABLE}&) {{",
+        f"}} catch (const {KERNEL_DECLINED}&) {{",
         f"  return {fallback}::call({arguments});",
         "}",
     ]
@@ -442,7 +443,7 @@ def custom_op_wrapper(
             *([guard] if guard else []),
             "try {",
             f"  {call}",
-            f"}} catch (const {HOST_ACCESS_UNAVAILABLE}&) {{",
+            f"}} catch (const {KERNEL_DECLINED}&) {{",
             f"  {returning}{fallback}{', ' if arguments else ''}{arguments});",
             "}",
         ),

@@ -8,6 +8,7 @@ namespace scaffold::runtime {
 
 void refuse_host_access(const char* what) {
   const std::string backend = c10::get_privateuse1_backend();
+  detail::set_decline_reason(std::string(what) + ": the host cannot address " + backend + " memory");
   throw HostAccessUnavailable(
       c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
       std::string(what) + ": host code cannot address " + backend + " memory (the driver says it is not " +

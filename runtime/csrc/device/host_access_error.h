@@ -7,13 +7,13 @@
 // that says so.
 #pragma once
 
-#include <c10/util/Exception.h>
+#include "kernel_declined.h"
 
 namespace scaffold::runtime {
 
-class HostAccessUnavailable : public c10::Error {
+class HostAccessUnavailable : public KernelDeclined {
  public:
-  using c10::Error::Error;
+  using KernelDeclined::KernelDeclined;
 };
 
 // Throws HostAccessUnavailable for `what` (the host access refused).

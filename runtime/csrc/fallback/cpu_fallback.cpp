@@ -344,15 +344,16 @@ void run_named_on_cpu(
   const bool first_of_op = fallback_counter().record(name);
   if (reason == FallbackReason::KernelDeclined) {
     declined_kernel_counter().record(name);
-    // One warning, not one per op: on such a device every kernel written on
-    // host views declines, and the counts name them all.
+    // One warning, not one per op: on a device whose memory the host cannot
+    // address every kernel written on host views declines, and the counts
+    // name them all.
     static std::once_flag warned;
     std::call_once(warned, [&] {
       if (policy.warn_once_per_op) {
         TORCH_WARN(
-            "The host cannot address this '", policy.device, "' device's memory, so the kernels that compute on "
-            "host views decline (the first: '", name, "'): their ops run on the CPU instead, tensors copied both "
-            "ways. torch.ops.", policy.device, "._fallback_counts() counts them. Policy: ", policy.policy_source, ".");
+            "Kernels of the '", policy.device, "' device decline some calls (the first: ", last_decline_reason(),
+            "): those calls run on the CPU instead, tensors copied both ways. torch.", policy.device,
+            ".declined_kernel_counts() counts them. Policy: ", policy.policy_source, ".");
       }
     });
   } else if (first_of_op && policy.warn_once_per_op) {
@@ -396,9 +397,9 @@ void run_declined_kernel_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack
   const std::string name = qualified_name(op);
   TORCH_CHECK_NOT_IMPLEMENTED(
       !std::binary_search(policy->never.begin(), policy->never.end(), std::string_view(name)),
-      "'", name, "': the '", policy->device, "' kernel computes on host views, and the host cannot address this "
-      "device's memory; ", policy->policy_source, " lists the op under fallback.never, so it may not run on the CPU "
-      "either. Write a kernel that launches device code for it.");
+      "'", name, "': the '", policy->device, "' kernel declined this call (", last_decline_reason(), "), and ",
+      policy->policy_source, " lists the op under fallback.never, so it may not run on the CPU either. Write a "
+      "kernel that launches device code for it.");
   run_named_on_cpu(*policy, name, op, stack, FallbackReason::KernelDeclined);
 }
 

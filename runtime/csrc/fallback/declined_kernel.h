@@ -1,17 +1,18 @@
-// Kernels that decline. A kernel that computes on host views (KernelCall,
-// the structured helpers, HostKernelLaunch: ATen's CPU kernels on device
-// memory the host addresses in place) cannot run on a device whose memory the
-// host cannot address: its first host view throws HostAccessUnavailable,
-// before it has written anything. The generated wrapper of every kernel
-// catches that and runs the op through the copying fallback instead, under
-// the backend's fallback policy (counted, warned about once, refused for ops
-// on fallback.never), so the kernels written for the simulated device keep
-// their ops working on a port whose driver is honest about its memory, until
-// device kernels replace them.
+// Kernels that decline (kernel_declined.h). A kernel that computes on host
+// views (KernelCall, the structured helpers, HostKernelLaunch: ATen's CPU
+// kernels on device memory the host addresses in place) cannot run on a
+// device whose memory the host cannot address: its first host view throws
+// HostAccessUnavailable, before it has written anything. A device kernel that
+// covers part of an op (some dtypes) calls decline_kernel for the rest. The
+// generated wrapper of every kernel catches KernelDeclined and runs the op
+// through the copying fallback instead, under the backend's fallback policy
+// (counted, warned about once, refused for ops on fallback.never), so the
+// kernels written for the simulated device keep their ops working on a port
+// whose driver is honest about its memory, until device kernels replace them.
 //
 //   try {
 //     return foo::add(self, other, alpha);
-//   } catch (const scaffold::runtime::HostAccessUnavailable&) {
+//   } catch (const scaffold::runtime::KernelDeclined&) {
 //     return at::native::call_fallback_fn_symint<
 //         &scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::add_Tensor>::call(self, other, alpha);
 //   }
@@ -24,6 +25,7 @@
 #include <utility>
 
 #include "host_access_error.h"
+#include "kernel_declined.h"
 
 namespace scaffold::runtime {
 

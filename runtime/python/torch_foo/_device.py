@@ -308,7 +308,8 @@ def _add_fallback_counts(mod: types.ModuleType, name: str) -> None:
 
     def declined_kernel_counts() -> dict[str, int]:
         """Of fallback_counts(), the runs of ops whose kernel declined: kernels that compute on
-        host views, on a device whose memory the host cannot address."""
+        host views, on a device whose memory the host cannot address, and device kernels for
+        calls their device code does not cover (a dtype)."""
         names, counts = _fallback_op("_declined_kernel_counts")()
         return dict(zip(names, counts, strict=True))
 

@@ -19,7 +19,7 @@ void wrapper_fill_ones_tiny(at::Tensor & self) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   try {
     tiny::custom_ops::fill_ones_tiny(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     scaffold::runtime::DeclinedCustomOp<void(at::Tensor &)>::call("tiny::fill_ones", "", self);
   }
 }
@@ -28,7 +28,7 @@ at::Tensor wrapper_scale_tiny(const at::Tensor & self, double factor) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   try {
     return tiny::custom_ops::scale_tiny(self, factor);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return scaffold::runtime::DeclinedCustomOp<at::Tensor(const at::Tensor &, double)>::call("tiny::scale", "", self, factor);
   }
 }

@@ -25,7 +25,7 @@ at::Tensor & wrapper_abs_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   try {
     return tiny::abs_out(self, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs_out>::call(self, out);
   }
 }
@@ -37,7 +37,7 @@ at::Tensor & wrapper_cat_out(const at::ITensorListRef & tensors, int64_t dim, at
   const c10::OptionalDeviceGuard device_guard(at::device_of(out));
   try {
     return tiny::cat_out(tensors, dim, out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::cat_out>::call(tensors, dim, out);
   }
 }
@@ -60,7 +60,7 @@ const at::Tensor & wrapper_resize_(const at::Tensor & self, c10::SymIntArrayRef 
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   try {
     return tiny::unique_dim_out(self, dim, sorted, return_inverse, return_counts, out0, out1, out2);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::unique_dim_out>::call(self, dim, sorted, return_inverse, return_counts, out0, out1, out2);
   }
 }

@@ -24,7 +24,7 @@ at::Tensor wrapper___and___Tensor(const at::Tensor & self, const at::Tensor & ot
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   try {
     return tiny::__and__(self, other);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::__and___Tensor>::call(self, other);
   }
 }
@@ -38,7 +38,7 @@ at::Tensor wrapper_abs(const at::Tensor & self) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   try {
     return tiny::abs(self);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::abs>::call(self);
   }
 }
@@ -50,7 +50,7 @@ at::Tensor & wrapper_tril_out(const at::Tensor & self, c10::SymInt diagonal, at:
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   try {
     return tiny::tril_out(self, diagonal.guard_int(__FILE__, __LINE__), out);
-  } catch (const scaffold::runtime::HostAccessUnavailable&) {
+  } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::tril_out>::call(self, diagonal, out);
   }
 }
