@@ -92,7 +92,7 @@ def test_fallback_mode() -> None:
             HEAD + "suported: [abs]\n",
             "b.yaml:3: unknown key 'suported' in the backend YAML\n"
             "  hint: did you mean 'supported'? valid keys: backend, cpp_namespace, class_name, supported, autograd, "
-            "symint, use_out_as_primary, device_guard, extra_headers, device, fallback, shards, custom_ops, "
+            "symint, use_out_as_primary, device_guard, extra_headers, device, driver, fallback, shards, custom_ops, "
             "custom_classes, autocast",
         ),
         (HEAD + "backend: XLA\n", "b.yaml:3: key 'backend' appears twice (first at line 1)"),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -25,6 +27,7 @@ from scaffold_backend.commands.init.project import (
 )
 from scaffold_backend.errors import InvalidNameError
 from scaffold_backend.model.core_ops import CORE_OPS
+from scaffold_backend.model.driver_ops import DRIVER_KERNELS
 from scaffold_backend.model.ident import DEVICE_PACKAGES, RESERVED_DEVICE_NAMES
 
 # This repository's reference backend: its package root is runtime/, generated/ sits one level up,
@@ -298,6 +301,57 @@ def test_new_project_shape(tmp_path: Path) -> None:
         assert str(tmp_path).encode() not in content, name
 
 
+def _declarations(header: str) -> set[str]:
+    """The one-line declarations of a C++ header, whitespace-normalized."""
+    return {" ".join(line.split()) for line in header.splitlines() if line.rstrip().endswith(");")}
+
+
+def test_an_opencl_project_forwards_the_port_core_to_the_drivers_device_kernels(tmp_path: Path) -> None:
+    result = init(tmp_path, "bar", "--driver", "opencl", "--ops", "mul.out", "--ops", "atan2.out")
+    assert result.returncode == 0, result.stderr
+    project = tmp_path / "bar"
+    files = tree(project)
+    opencl = DRIVER_KERNELS["opencl"]
+    config = yaml.safe_load(files["yaml/bar.yaml"])
+    assert config["driver"] == "opencl"
+    assert sorted(config["supported"]) == sorted([*CORE_OPS, "atan2.out", *opencl.ops])
+    driver_dir = b'SCAFFOLD_DRIVER_DIR = { env = "SCAFFOLD_DRIVER_DIR", default = "driver/opencl" }'
+    assert driver_dir in files["pyproject.toml"]
+    assert files["driver/opencl/ops/opencl_ops.h"] == (REPO / "runtime/driver/opencl/ops/opencl_ops.h").read_bytes()
+    assert b"return scaffold::opencl_ops::add_out(self, other, alpha, out);" in files["kernels/add.cpp"]
+    assert b'#include "opencl_ops.h"' in files["kernels/add.cpp"]
+    assert b"TORCH_CHECK_NOT_IMPLEMENTED" in files["kernels/atan2.cpp"]  # --ops outside the driver's: a stub
+    # Every forwarded kernel is declared in the driver's header exactly as the generator declares it.
+    declared = _declarations(files["driver/opencl/ops/opencl_ops.h"].decode())
+    forwarded = 0
+    for name, content in files.items():
+        if not name.startswith("generated/native/"):
+            continue
+        for declaration in _declarations(content.decode()):
+            function = declaration.split("(")[0].split()[-1]
+            if f"scaffold::opencl_ops::{function}(".encode() in files[f"kernels/{Path(name).stem}.cpp"]:
+                assert declaration in declared, declaration
+                forwarded += 1
+    assert forwarded == len(opencl.ops)
+    assert b"def test_fused_sgd_steps" in files["tests/test_driver_kernels.py"]
+    check = run_cli_process(["generate", "--check"], project)
+    assert check.returncode == 0, check.stdout + check.stderr
+    # The driver is the YAML's: another value is an error naming its line.
+    yaml_path = project / "yaml" / "bar.yaml"
+    yaml_path.write_text(yaml_path.read_text().replace("driver: opencl", "driver: cuda"))
+    refused = run_cli_process(["generate"], project)
+    assert refused.returncode == 2  # a configuration error
+    assert "yaml/bar.yaml:" in refused.stderr and "unknown driver 'cuda'" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    # Back to the simulated device: generate moves pyproject.toml's default with it, no test of
+    # device kernels left.
+    yaml_path.write_text(yaml_path.read_text().replace("driver: cuda", "driver: simulated"))
+    moved = run_cli_process(["generate"], project)
+    assert moved.returncode == 0, moved.stderr
+    assert 'default = "driver" }' in (project / "pyproject.toml").read_text()
+    assert not (project / "tests/test_driver_kernels.py").exists()
+
+
 def test_from_yaml_keeps_the_users_file_but_takes_the_projects_name() -> None:
     names = ProjectNames("bar")
     text = (
@@ -401,11 +455,10 @@ def readme_commands(project: Path) -> tuple[str, str]:
     return lines[3], lines[4]
 
 
-@pytest.mark.slow
-def test_new_project_builds_passes_its_tests_and_grows(tmp_path: Path) -> None:
-    assert init(tmp_path, "bar").returncode == 0
-    project = tmp_path / "bar"
-    python = make_venv(tmp_path / "venv")
+def build_and_test(project: Path, environment: Path) -> Path:
+    """The README's two commands of the project `bar` at `project`, in a new environment at
+    `environment` (its Python, returned): the build puts a tensor on the device, the tests pass."""
+    python = make_venv(environment)
     setup, test = readme_commands(project)
     built = run(setup.replace("pip install", f"{python} -m pip install"), project, python)
     assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
@@ -413,6 +466,14 @@ def test_new_project_builds_passes_its_tests_and_grows(tmp_path: Path) -> None:
     tested = run(test.replace("python", str(python), 1), project, python)
     assert tested.returncode == 0, tested.stdout[-6000:]
     assert " passed" in tested.stdout and "failed" not in tested.stdout
+    return python
+
+
+@pytest.mark.slow
+def test_new_project_builds_passes_its_tests_and_grows(tmp_path: Path) -> None:
+    assert init(tmp_path, "bar").returncode == 0
+    project = tmp_path / "bar"
+    python = build_and_test(project, tmp_path / "venv")
 
     # Add an op: a new kernel file appears; only declarations and registrations change besides.
     before = tree(project)
@@ -448,6 +509,36 @@ def test_new_project_builds_passes_its_tests_and_grows(tmp_path: Path) -> None:
     )
     assert renamed.returncode == 0, renamed.stderr[-4000:]
     assert renamed.stdout.split() == ["qux", "qux", "qux:0", "[3.0,", "3.0]", "True", "0", "True"]
+
+
+def _opencl_platforms() -> str:
+    """clinfo's list of OpenCL platforms and devices ('' when there is none)."""
+    if shutil.which("clinfo") is None:
+        return ""
+    listed = subprocess.run(["clinfo", "--list"], capture_output=True, text=True)
+    return listed.stdout if "Platform" in listed.stdout else ""
+
+
+@pytest.mark.slow
+def test_an_opencl_project_builds_passes_its_tests_and_trains_real_models(tmp_path: Path) -> None:
+    """`init --driver opencl` as a user runs it: the README's commands build the project on OpenCL
+    (PoCL's CPU device in CI, .ci/run installs it) and run its tests, the device kernels' against
+    the CPU among them; then the model harness trains real models on it (eager forward and
+    backward against the CPU), the device kernels computing what they cover."""
+    if not _opencl_platforms():
+        pytest.skip("no OpenCL platform (apt-get install pocl-opencl-icd ocl-icd-opencl-dev clinfo)")
+    assert init(tmp_path, "bar", "--driver", "opencl").returncode == 0
+    python = build_and_test(tmp_path / "bar", tmp_path / "venv")
+    models = ["transformers.gpt2", "transformers.bert"]
+    if importlib.util.find_spec("torchvision") is not None:
+        models.append("torchvision.resnet18")
+    report = tmp_path / "models.json"
+    trained = run(
+        f"{python} -m torch_bar.models --models {' '.join(models)} --stages eager --json {report}", tmp_path, python
+    )
+    assert trained.returncode == 0, trained.stdout[-6000:] + trained.stderr[-4000:]
+    results = json.loads(report.read_text())
+    assert sorted(results["models"]) == sorted(models), results
 
 
 @pytest.mark.slow

@@ -34,6 +34,12 @@ def _op_statuses() -> list[str]:
     return [status.value for status in OpStatus]
 
 
+def _drivers() -> list[str]:
+    from ..model.project import DRIVER_DIRECTORIES
+
+    return list(DRIVER_DIRECTORIES)
+
+
 def _report_formats() -> list[str]:
     from .diff_report import RENDERERS
 
@@ -270,6 +276,11 @@ def diff_command(old: str, new: str, yaml: Path | None, output_format: str) -> N
     help="Add the files to a non-empty directory (existing files are never overwritten or deleted); "
     "take a NAME another backend package uses for its device.",
 )
+@click.option(
+    "--driver", type=Vocabulary(_drivers), default="simulated", show_default=True,
+    help="The driver the project builds with: the simulated device, or OpenCL (any vendor's device "
+    "through the ICD loader; the ops its device kernels cover forward to them).",
+)
 @click.option("--dry-run", is_flag=True, help="List the files it would create; create nothing.")
 @reports_errors
 def init(
@@ -278,6 +289,7 @@ def init(
     ops: tuple[str, ...],
     from_yaml: Path | None,
     force: bool,
+    driver: str,
     dry_run: bool,
 ) -> None:
     """Create a new backend project NAME: device `NAME`, package `torch_NAME`.
@@ -296,6 +308,7 @@ def init(
         from_yaml=cwd / from_yaml if from_yaml else None,
         force=force,
         dry_run=dry_run,
+        driver=driver,
     )
     _echo(init_report(init_project(options), cwd, dry_run=dry_run))
 

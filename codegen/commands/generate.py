@@ -163,7 +163,7 @@ def prepare(options: GenerateOptions, *, check: bool = False, config: BackendCon
     shared = None
     if layout.project_root is not None:
         names = project_names(layout.project_root) or ProjectNames(selection.config.device)
-        files = shared_files(names)
+        files = shared_files(names, selection.config.driver)
         shared = plan_shared_files(files, previous, layout, layout.project_root)
     manifest = build_manifest(
         context, generated, kernel_files, orphaned, scaffolds, shared.records if shared is not None else {}

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import __version__
-from ..model.project import ProjectNames
+from ..model.driver_ops import DRIVER_KERNELS
+from ..model.project import DEFAULT_DRIVER, DRIVER_DIRECTORIES, ProjectNames
 from ..parse.torch_support import torch_support
 from ..resources import data_dir
 from ..runtime_files import copied_from_runtime, project_path
@@ -88,10 +89,14 @@ def setup_command(names: ProjectNames, torch_version: str) -> str:
     )
 
 
-def render_package_files(names: ProjectNames, layout: ProjectLayout) -> dict[str, str]:
-    """The rendered files of a backend package (pyproject, package __init__, autoload shim).
-    The reference backend's own copies are checked against these by the test suite."""
+def render_package_files(
+    names: ProjectNames, layout: ProjectLayout, driver: str = DEFAULT_DRIVER
+) -> dict[str, str]:
+    """The rendered files of a backend package (pyproject, package __init__, autoload shim), for
+    a backend built with `driver` (model/project.py). The reference backend's own copies are
+    checked against these by the test suite."""
     context = {
+        "driver_dir": DRIVER_DIRECTORIES[driver],
         "device": names.device,
         "package": names.package,
         "autoload_module": names.autoload_module,
@@ -120,9 +125,10 @@ def copied_runtime_files(names: ProjectNames) -> dict[str, str]:
     }
 
 
-def shared_files(names: ProjectNames) -> dict[str, str]:
+def shared_files(names: ProjectNames, driver: str = DEFAULT_DRIVER) -> dict[str, str]:
     """The shared files of a project (model/project.py), by path relative to its root: what
-    `init` writes and `generate` keeps current."""
+    `init` writes and `generate` keeps current, for a project built with `driver` (its backend
+    YAML's `driver:`)."""
     layout = new_project_layout(names)
     context = {
         "device": names.device,
@@ -135,7 +141,7 @@ def shared_files(names: ProjectNames) -> dict[str, str]:
     }
     return {
         **copied_runtime_files(names),
-        **render_package_files(names, layout),
+        **render_package_files(names, layout, driver),
         f"tests/test_{names.device}.py": render("project/test_backend.py.j2", **context),
         # The driver port's step-by-step checks, named by PORTING.md.
         "tests/test_driver.py": render("project/test_driver.py.j2", **context),
@@ -144,7 +150,23 @@ def shared_files(names: ProjectNames) -> dict[str, str]:
             "project/torch_upgrade.yml.j2", **context
         ),
         ".gitignore": render("project/gitignore.j2", **context),
+        **_driver_kernel_tests(names, driver),
     }
+
+
+def _driver_kernel_tests(names: ProjectNames, driver: str) -> dict[str, str]:
+    """The tests of the driver's device kernels (model/driver_ops.py), where it has any."""
+    kernels = DRIVER_KERNELS.get(driver)
+    if kernels is None:
+        return {}
+    text = render(
+        "project/test_driver_kernels.py.j2",
+        device=names.device,
+        package=names.package,
+        driver=driver,
+        driver_ops_header=kernels.location,
+    )
+    return {"tests/test_driver_kernels.py": text}
 
 
 def team_files(names: ProjectNames, backend_yaml: str, torch_version: str) -> dict[str, str]:
@@ -169,6 +191,8 @@ def team_files(names: ProjectNames, backend_yaml: str, torch_version: str) -> di
     }
 
 
-def project_files(names: ProjectNames, backend_yaml: str, torch_version: str) -> dict[str, str]:
+def project_files(
+    names: ProjectNames, backend_yaml: str, torch_version: str, driver: str = DEFAULT_DRIVER
+) -> dict[str, str]:
     """Every file of a new project except generated/ and kernels/, which the generator writes."""
-    return {**shared_files(names), **team_files(names, backend_yaml, torch_version)}
+    return {**shared_files(names, driver), **team_files(names, backend_yaml, torch_version)}

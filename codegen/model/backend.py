@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from torchgen.model import CustomClassType, FunctionSchema
 
 from ..errors import SourceLocation
+from .project import DEFAULT_DRIVER
 
 FLATTEN_MEMBER = "obj_flatten"
 """The C++ member a custom class's __obj_flatten__ is bound to: identifiers with '__' are
@@ -161,6 +162,9 @@ class BackendConfig:
     YAML's order."""
     device_guard_type: DeviceGuardType | None = None
     """The guard the wrappers use when `device_guard` names one; None: c10's."""
+    driver: str = DEFAULT_DRIVER
+    """The `driver:` key: which of the drivers every project has it builds with
+    (model/project.py's DRIVER_DIRECTORIES)."""
 
     @property
     def device_guard_headers(self) -> tuple[str, ...]:

@@ -31,6 +31,18 @@ class ProjectNames:
         return f"_{self.package}_autoload"
 
 
+DRIVER_DIRECTORIES = {
+    "simulated": "driver",
+    "opencl": "driver/opencl",
+}
+"""The drivers every project has (shared files under driver/), by the name the backend YAML's
+`driver:` key and `init --driver` take, and the directory a project builds with
+(SCAFFOLD_DRIVER_DIR): the simulated device, and OpenCL through the ICD loader, whose device
+kernels (driver/opencl/ops/) a project made with `--driver opencl` forwards its kernels to. A team's
+own port lives in a directory of its own, named by SCAFFOLD_DRIVER_DIR."""
+DEFAULT_DRIVER = "simulated"
+
+
 TORCH_REQUIREMENT_PATH = "cmake/torch-requirement.txt"
 """Every project made by `init`, of any release, has this shared file at its root (the reference
 backend, whose project root is runtime/, has it there): how `generate` tells a backend project,

@@ -30,6 +30,7 @@ from ..model.backend import (
     FallbackPolicy,
     OpEntry,
 )
+from ..model.project import DEFAULT_DRIVER, DRIVER_DIRECTORIES
 from .custom_classes import parse_custom_classes
 from .custom_ops import parse_custom_ops
 from .declarations import TORCHGEN_PARSE_ERRORS
@@ -46,7 +47,7 @@ TORCHGEN_KEYS = (
     "device_guard",
     "extra_headers",
 )
-OWN_KEYS = ("device", "fallback", "shards", "custom_ops", "custom_classes", "autocast")
+OWN_KEYS = ("device", "driver", "fallback", "shards", "custom_ops", "custom_classes", "autocast")
 VALID_KEYS = TORCHGEN_KEYS + OWN_KEYS
 LAZY_TENSOR_KEYS = ("full_codegen", "non_native", "ir_gen")
 _LAZY_TENSOR_KEYS = {
@@ -169,6 +170,17 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
         if not 1 <= shards <= MAX_SHARDS:
             raise reader.error(shards_node, f"'shards' must be between 1 and {MAX_SHARDS}")
 
+    driver = DEFAULT_DRIVER
+    if "driver" in entries:
+        driver_node = entries["driver"][1]
+        driver = reader.string(driver_node, "'driver'")
+        if driver not in DRIVER_DIRECTORIES:
+            raise reader.error(
+                driver_node,
+                f"unknown driver '{driver}': 'driver' is one of {', '.join(DRIVER_DIRECTORIES)}",
+                hint="a port of your own is built with SCAFFOLD_DRIVER_DIR pointing at it (PORTING.md)",
+            )
+
     fallback = FallbackPolicy()
     if "fallback" in entries:
         fallback = _fallback_policy(reader, entries["fallback"][1])
@@ -210,6 +222,7 @@ def parse_backend_yaml(text: str, *, display_path: str) -> BackendConfig:
         extra_headers=extra_headers,
         fallback=fallback,
         shards=shards,
+        driver=driver,
         custom_classes=custom_classes,
         custom_ops=custom_ops,
         autocast=autocast,

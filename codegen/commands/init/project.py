@@ -31,8 +31,9 @@ from ...emit.project import (
 from ...errors import ProjectConfigError, SourceLocation
 from ...model.core_ops import CORE_OPS
 from ...model.declarations import DeclarationsFile
+from ...model.driver_ops import driver_kernel_ops
 from ...model.outputs import GenerateOptions
-from ...model.project import ProjectNames
+from ...model.project import DEFAULT_DRIVER, ProjectNames
 from ...parse.backend_yaml import parse_backend_yaml
 from ...parse.inputs import load_declarations, read_backend_yaml
 from ...parse.installed_torch import find_installed_torch
@@ -68,6 +69,7 @@ class InitOptions:
     from_yaml: Path | None = None
     force: bool = False
     dry_run: bool = False
+    driver: str = DEFAULT_DRIVER
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,9 @@ class InitResult:
 
 
 
-def _check_ops(ops: Sequence[str], declarations: DeclarationsFile) -> list[str]:
-    """The --ops entries that are not core ops already, validated against the installed torch."""
+def _check_ops(ops: Sequence[str], declarations: DeclarationsFile, driver: str) -> list[str]:
+    """The --ops entries that are not core ops already, validated against the installed torch,
+    then the ops `driver` has device kernels for."""
     extra = []
     for op in ops:
         if declarations.get(op) is None:
@@ -92,7 +95,7 @@ def _check_ops(ops: Sequence[str], declarations: DeclarationsFile) -> list[str]:
             )
         if op not in CORE_OPS and op not in extra:
             extra.append(op)
-    return extra
+    return extra + [op for op in driver_kernel_ops(driver) if op not in extra]
 
 
 def _check_target(target: Path, force: bool) -> None:
@@ -115,10 +118,10 @@ def _check_target(target: Path, force: bool) -> None:
         )
 
 
-def _stage(names: ProjectNames, backend_yaml: str, staging: Path, target: Path) -> None:
+def _stage(names: ProjectNames, backend_yaml: str, driver: str, staging: Path, target: Path) -> None:
     """Write the project into `staging`. Errors name the files where they will end up (`target`);
     the generator's own messages name them relative to the project."""
-    for name, content in project_files(names, backend_yaml, find_installed_torch().version).items():
+    for name, content in project_files(names, backend_yaml, find_installed_torch().version, driver).items():
         write_atomically(staging / name, content, shown=str(target / name))
     layout = new_project_layout(names)
     assert layout.yaml_path is not None
@@ -130,10 +133,11 @@ def _stage(names: ProjectNames, backend_yaml: str, staging: Path, target: Path) 
         root=staging,
     )
     result = run(options)
-    # The core ops' kernels forward to the runtime, so the new backend works out of the box.
+    # The core ops' kernels forward to the runtime, and those of the ops the driver has device
+    # kernels for to the driver's, so the new backend works out of the box.
     bindings = [binding for _, binding in result.context.kernels]
     for kernel in result.kernel_files:
-        filled = fill_core_kernels(kernel, bindings)
+        filled = fill_core_kernels(kernel, bindings, driver)
         if filled != kernel.output.content:
             shown = target / kernel.output.path.relative_to(staging)
             write_atomically(kernel.output.path, filled, shown=str(shown))
@@ -156,15 +160,18 @@ def init_project(options: InitOptions) -> InitResult:
     target = options.target
     _check_target(target, options.force)
     declarations = load_declarations(None, Path.cwd())
-    extra_ops = _check_ops(options.ops, declarations)
+    extra_ops = _check_ops(options.ops, declarations, options.driver)
     if options.from_yaml is not None:
         shown = display_path(options.from_yaml, Path.cwd())
         text = read_backend_yaml(options.from_yaml, Path.cwd())
         # The user's ops are checked against their own file and lines before it is adapted.
-        select(parse_backend_yaml(text, display_path=shown), declarations)
-        backend_yaml = adapt_backend_yaml(text, shown, names, extra_ops)
+        config = parse_backend_yaml(text, display_path=shown)
+        select(config, declarations)
+        listed = {entry.op_name for entry in config.supported}
+        added = [op for op in extra_ops if op not in listed]
+        backend_yaml = adapt_backend_yaml(text, shown, names, added, options.driver)
     else:
-        backend_yaml = default_backend_yaml(names, extra_ops)
+        backend_yaml = default_backend_yaml(names, extra_ops, options.driver)
 
     staging_parent = target.parent if not options.dry_run else Path(tempfile.gettempdir())
     try:
@@ -176,7 +183,7 @@ def init_project(options: InitOptions) -> InitResult:
         ) from None
     setup = setup_command(names, find_installed_torch().version)
     try:
-        _stage(names, backend_yaml, staging, target)
+        _stage(names, backend_yaml, options.driver, staging, target)
         files = _relative_files(staging)
         if options.dry_run:
             return InitResult(target, tuple(files), (), setup)

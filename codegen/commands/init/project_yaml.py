@@ -9,7 +9,8 @@ import yaml
 
 from ...emit.render import render
 from ...model.core_ops import CORE_OPS
-from ...model.project import ProjectNames
+from ...model.driver_ops import DRIVER_KERNELS, driver_kernel_ops
+from ...model.project import DEFAULT_DRIVER, ProjectNames
 from ...parse.backend_yaml import parse_backend_yaml
 from ...parse.yaml_nodes import compose_yaml
 from .examples import (
@@ -21,12 +22,17 @@ from .examples import (
 )
 
 
-def default_backend_yaml(names: ProjectNames, extra_ops: Sequence[str]) -> str:
+def default_backend_yaml(names: ProjectNames, extra_ops: Sequence[str], driver: str = DEFAULT_DRIVER) -> str:
+    """`extra_ops`: --ops, then the ops `driver` has device kernels for (listed apart)."""
+    driver_ops = driver_kernel_ops(driver)
     return render(
         "project/backend.yaml.j2",
         device=names.device,
+        driver=driver,
+        driver_ops_header=DRIVER_KERNELS[driver].location if driver in DRIVER_KERNELS else "",
         core_ops=CORE_OPS,
-        extra_ops=list(extra_ops),
+        extra_ops=[op for op in extra_ops if op not in driver_ops],
+        driver_ops=[op for op in extra_ops if op in driver_ops],
         custom_op_example=EXAMPLE_SCHEMA,
         custom_class_op_example=example_class_op_schema(names.device),
         custom_class_example=EXAMPLE_CLASS,
@@ -35,10 +41,13 @@ def default_backend_yaml(names: ProjectNames, extra_ops: Sequence[str]) -> str:
     )
 
 
-def adapt_backend_yaml(text: str, display: str, names: ProjectNames, extra_ops: Sequence[str]) -> str:
-    """A user's backend YAML, with its device and C++ namespace set to the project's name and
-    any --ops appended to `supported`. Edits are spliced at the YAML nodes' exact positions, so
-    comments and layout survive."""
+def adapt_backend_yaml(
+    text: str, display: str, names: ProjectNames, extra_ops: Sequence[str], driver: str = DEFAULT_DRIVER
+) -> str:
+    """A user's backend YAML, with its device and C++ namespace set to the project's name, its
+    driver to `driver` (where that is not the default) and `extra_ops` (--ops, the driver's) appended to
+    `supported`. Edits are spliced at the YAML nodes' exact positions, so comments and layout
+    survive."""
     parse_backend_yaml(text, display_path=display)  # report the user's own mistakes first
     root = compose_yaml(text, display)
     assert isinstance(root, yaml.MappingNode)  # parse_backend_yaml accepted it
@@ -51,6 +60,13 @@ def adapt_backend_yaml(text: str, display: str, names: ProjectNames, extra_ops: 
     if "device" not in entries:
         end = entries["cpp_namespace"][1].end_mark.index
         edits.append((end, end, f"\ndevice: {names.device}"))
+    if "driver" in entries:
+        value = entries["driver"][1]
+        edits.append((value.start_mark.index, value.end_mark.index, driver))
+    elif driver != DEFAULT_DRIVER:
+        key = "device" if "device" in entries else "cpp_namespace"
+        end = entries[key][1].end_mark.index
+        edits.append((end, end, f"\ndriver: {driver}"))
     if extra_ops:
         edits.append(_append_supported(text, entries.get("supported"), extra_ops))
     for start, end, replacement in sorted(edits, reverse=True):
