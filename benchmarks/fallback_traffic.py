@@ -8,20 +8,30 @@ prints the share of the step's ops that ran through the fallback, and the bytes 
 moved between host and device against the bytes the ops' device tensors hold
 (`torch.foo.fallback_traffic()`), with the ops that moved the most.
 
+With `--device NAME`, the same step runs once on the installed backend of a project made by
+`scaffold-backend init NAME` (package torch_NAME), on whatever memory its driver has: an OpenCL
+project's device kernels then compute what they cover, and the rest goes through the fallback.
+
     python benchmarks/fallback_traffic.py
+    python benchmarks/fallback_traffic.py --device acl   # in an environment with torch_acl installed
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 
 STEP = r"""
-import json, sys
-import torch, torch_foo
+import importlib, json, sys
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+DEVICE = sys.argv[1]
+importlib.import_module(f"torch_{DEVICE}")
+backend = getattr(torch, DEVICE)
 
 
 class CountOps(TorchDispatchMode):
@@ -53,28 +63,28 @@ results = {}
 for name, make in (("cnn", cnn), ("transformer", transformer)):
     torch.manual_seed(0)
     model, batch = make()
-    model = model.to("foo")
+    model = model.to(DEVICE)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
     def step():
-        inputs, target = (t.to("foo") for t in batch())
+        inputs, target = (t.to(DEVICE) for t in batch())
         loss = torch.nn.functional.cross_entropy(model(inputs), target)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
 
     step()  # warm-up: optimizer state, first-call initialisation
-    torch.foo.synchronize()
-    torch.foo.reset_fallback_counts()
+    backend.synchronize()
+    backend.reset_fallback_counts()
     counter = CountOps()
     with counter:
         step()
-    torch.foo.synchronize()
-    traffic = torch.foo.fallback_traffic()
+    backend.synchronize()
+    traffic = backend.fallback_traffic()
     results[name] = {
         "ops": counter.calls,
         "fallback_calls": sum(t["calls"] for t in traffic.values()),
-        "declined_calls": sum(torch.foo.declined_kernel_counts().values()),
+        "declined_calls": sum(backend.declined_kernel_counts().values()),
         "bytes_moved": sum(t["bytes_moved"] for t in traffic.values()),
         "tensor_bytes": sum(t["tensor_bytes"] for t in traffic.values()),
         "top": sorted(traffic.items(), key=lambda item: -item[1]["bytes_moved"])[:5],
@@ -83,19 +93,25 @@ json.dump(results, sys.stdout)
 """
 
 
-def run(memory: str) -> dict[str, dict[str, object]]:
-    env = dict(os.environ, SCAFFOLD_DEVICE_MEMORY=memory, PYTHONWARNINGS="ignore")
+def run(device: str, memory: str | None) -> dict[str, dict[str, object]]:
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    if memory is not None:
+        env["SCAFFOLD_DEVICE_MEMORY"] = memory
     completed = subprocess.run(
-        [sys.executable, "-c", STEP], env=env, capture_output=True, text=True, check=True, timeout=1200
+        [sys.executable, "-c", STEP, device], env=env, capture_output=True, text=True, check=True, timeout=1200
     )
     result: dict[str, dict[str, object]] = json.loads(completed.stdout)
     return result
 
 
 def main() -> None:
-    for memory in ("host", "discrete"):
-        print(f"SCAFFOLD_DEVICE_MEMORY={memory}")
-        for model, r in run(memory).items():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default=None, help="an installed project's device (default: foo, both memories)")
+    args = parser.parse_args()
+    runs = [(args.device, None)] if args.device else [("foo", "host"), ("foo", "discrete")]
+    for device, memory in runs:
+        print(f"{device}: SCAFFOLD_DEVICE_MEMORY={memory}" if memory else f"{device}: its driver's memory")
+        for model, r in run(device, memory).items():
             ops, calls = int(str(r["ops"])), int(str(r["fallback_calls"]))
             moved, held = int(str(r["bytes_moved"])), int(str(r["tensor_bytes"]))
             ratio = f"{moved / held:.2f}" if held else "-"
