@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 import torch
 from torch import nn
+from torch._dynamo.device_interface import DeviceInterface
 
 from foo_testing import foo, grad, paused
 
@@ -382,3 +383,22 @@ def test_compiled_training_step_under_autocast_equals_eager_autocast() -> None:
         grads.append([grad(p).cpu() for p in model.parameters()])
     for eager_grad, compiled_grad in zip(*grads, strict=True):
         torch.testing.assert_close(compiled_grad, eager_grad, rtol=5e-2, atol=5e-2)
+
+
+@pytest.mark.skipif(
+    not hasattr(DeviceInterface, "get_cache_system_info"),
+    reason="torch 2.15's opt-in Inductor hooks (is_gpu, get_cache_system_info, _inductor_backend_init)",
+)
+def test_the_opt_in_hooks_of_torch_2_15() -> None:
+    from torch._dynamo.device_interface import get_interface_for_device
+    from torch._inductor.codegen.common import get_scheduling_for_device, init_backend_registration
+
+    # Inductor's registration goes through the device module's hook, which registers everything.
+    assert callable(foo._inductor_backend_init)
+    init_backend_registration()
+    assert get_scheduling_for_device(DEVICE) is not None
+    interface = get_interface_for_device(DEVICE)
+    assert interface.is_gpu() is False  # C++ kernels from the CPU's code generator: no GPU paths
+    info = interface.get_cache_system_info()
+    assert info is not None and info["compute_threads"] == foo.get_device_properties(0).multi_processor_count
+    assert isinstance(info["package"], str) and info["package"] != "unknown"

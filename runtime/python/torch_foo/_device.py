@@ -338,7 +338,10 @@ def _add_amp(mod: types.ModuleType, name: str) -> None:
 
 def _add_inductor_codegen(mod: types.ModuleType, name: str) -> None:
     """Inductor asks the device module for its code generators; resolving them lazily keeps
-    Inductor out of ``import torch_<name>``."""
+    Inductor out of ``import torch_<name>``. From torch 2.15 on, Inductor first calls the module's
+    ``_inductor_backend_init`` hook, at each compile until the device is registered: it registers
+    everything (torch.utils.backend_registration's note). Earlier releases look the code generators
+    up as attributes, which register on first use."""
 
     def __getattr__(attribute: str) -> Any:
         from . import _inductor
@@ -347,7 +350,13 @@ def _add_inductor_codegen(mod: types.ModuleType, name: str) -> None:
             return _inductor.codegen_attribute(name, attribute)
         raise AttributeError(f"module 'torch.{name}' has no attribute '{attribute}'")
 
+    def _inductor_backend_init() -> None:
+        from . import _inductor
+
+        _inductor.register(name)
+
     vars(mod)["__getattr__"] = __getattr__
+    vars(mod)["_inductor_backend_init"] = _inductor_backend_init
 
 
 def _make_amp_module(name: str, supported_dtypes: Any) -> types.ModuleType:

@@ -451,6 +451,25 @@ def _device_interface(device_name: str) -> Any:
             return False
 
         @staticmethod
+        def is_gpu() -> bool:
+            """torch 2.15: not a GPU to Inductor (no GPU codegen or fusion, no cudagraph trees):
+            the device's kernels are C++ written by Inductor's CPU code generator."""
+            return False
+
+        @classmethod
+        def get_cache_system_info(cls) -> dict[str, object] | None:
+            """torch 2.15: what the compiled code depends on beyond torch, for Inductor's code
+            cache key: the threads a kernel is written for (DeviceScheduling) and the version of
+            the backend package that launches it."""
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                package_version = version(_PACKAGE)
+            except PackageNotFoundError:
+                package_version = "unknown"
+            return {"compute_threads": device_compute_threads(device_name), "package": package_version}
+
+        @staticmethod
         def memory_allocated(device: Any = None) -> int:
             return int(module.memory_allocated(device))
 
