@@ -152,8 +152,8 @@ def build_generated_tree(toolchain: Toolchain, root: Path, library: str) -> Path
     sources one TU each, every user-owned source (kernels/, custom ops' and custom classes'
     subdirectories) as one unity TU (hundreds of tiny stub TUs would dominate a test's time
     without checking anything more), and the runtime's cpu_fallback.cpp with its observer hook, dtype retry
-    and traffic counter, the fallback file's machinery, which needs nothing else of the runtime when
-    the fallback copies (the default)."""
+    and traffic counter, the fallback file's machinery, and the reason a kernel declined (its
+    warning), which need nothing else of the runtime when the fallback copies (the default)."""
     unity = root / "all_kernels.cpp"
     unity.write_text("".join(f'#include "{path}"\n' for path in sorted((root / "kernels").rglob("*.cpp"))))
     sources = sorted((root / "generated").glob("*.cpp")) + [
@@ -162,6 +162,7 @@ def build_generated_tree(toolchain: Toolchain, root: Path, library: str) -> Path
         RUNTIME_CSRC / "fallback" / "dtype_fallback.cpp",
         RUNTIME_CSRC / "fallback" / "fallback_observer.cpp",
         RUNTIME_CSRC / "device" / "host_traffic.cpp",
+        RUNTIME_CSRC / "device" / "kernel_declined.cpp",
     ]
     objects = compile_all(toolchain, sources, root / "obj", [root / "generated", *RUNTIME_COMPONENTS])
     output = root / library
