@@ -227,9 +227,8 @@ Launch& Launch::pointer(const void* device_ptr) {
     SCAFFOLD_DRIVER_CHECK(drvPointerGetNativeHandle(device_ptr, &memory, &offset));
   }
   const cl_mem buffer = static_cast<cl_mem>(memory);
-  const cl_ulong byte_offset = offset;
   raw(sizeof(cl_mem), &buffer);
-  return raw(sizeof(byte_offset), &byte_offset);
+  return by_value<cl_ulong>(offset);
 }
 
 Launch& Launch::tensor(const at::Tensor& tensor) {
@@ -240,13 +239,11 @@ Launch& Launch::tensor(const at::Tensor& tensor) {
 }
 
 Launch& Launch::i32(int32_t value) {
-  const cl_int v = value;
-  return raw(sizeof(v), &v);
+  return by_value<cl_int>(value);
 }
 
 Launch& Launch::i64(int64_t value) {
-  const cl_long v = value;
-  return raw(sizeof(v), &v);
+  return by_value<cl_long>(value);
 }
 
 Launch& Launch::dims(c10::ArrayRef<int64_t> values) {
@@ -260,34 +257,20 @@ Launch& Launch::dims(c10::ArrayRef<int64_t> values) {
 
 Launch& Launch::scalar(const c10::Scalar& value, at::ScalarType type) {
   switch (compute_type(type)) {
-    case at::kFloat: {
-      const cl_float v = value.to<float>();
-      return raw(sizeof(v), &v);
-    }
-    case at::kDouble: {
-      const cl_double v = value.to<double>();
-      return raw(sizeof(v), &v);
-    }
-    case at::kChar: {
-      const cl_char v = value.to<int8_t>();
-      return raw(sizeof(v), &v);
-    }
-    case at::kByte: {
-      const cl_uchar v = value.isBoolean() ? static_cast<cl_uchar>(value.toBool()) : value.to<uint8_t>();
-      return raw(sizeof(v), &v);
-    }
-    case at::kShort: {
-      const cl_short v = value.to<int16_t>();
-      return raw(sizeof(v), &v);
-    }
-    case at::kInt: {
-      const cl_int v = value.to<int32_t>();
-      return raw(sizeof(v), &v);
-    }
-    case at::kLong: {
-      const cl_long v = value.to<int64_t>();
-      return raw(sizeof(v), &v);
-    }
+    case at::kFloat:
+      return by_value<cl_float>(value.to<float>());
+    case at::kDouble:
+      return by_value<cl_double>(value.to<double>());
+    case at::kChar:
+      return by_value<cl_char>(value.to<int8_t>());
+    case at::kByte:
+      return by_value<cl_uchar>(value.isBoolean() ? static_cast<cl_uchar>(value.toBool()) : value.to<uint8_t>());
+    case at::kShort:
+      return by_value<cl_short>(value.to<int16_t>());
+    case at::kInt:
+      return by_value<cl_int>(value.to<int32_t>());
+    case at::kLong:
+      return by_value<cl_long>(value.to<int64_t>());
     default:
       TORCH_CHECK(false, "OpenCL kernels: no scalar argument of type ", type);
   }

@@ -81,6 +81,11 @@ class Launch {
 
  private:
   Launch& raw(size_t size, const void* value);
+  // One argument of OpenCL type T (cl_int, cl_float, ...).
+  template <class T>
+  Launch& by_value(T value) {
+    return raw(sizeof(T), &value);
+  }
 
   c10::DeviceIndex device_;
   cl_kernel kernel_ = nullptr;
