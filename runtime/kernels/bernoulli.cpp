@@ -5,19 +5,12 @@
 
 #include <c10/util/Exception.h>
 
-#include <ATen/ops/bernoulli_cpu_dispatch.h>
-#include "generator.h"
-#include "kernel_support.h"
+#include "random_ops.h"
 
 namespace foo {
 
 at::Tensor & bernoulli_(at::Tensor & self, double p, ::std::optional<at::Generator> generator) {
-  namespace rt = scaffold::runtime;
-  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  const rt::KernelCall call("bernoulli_.float", self, "self");
-  at::Tensor host = call.inplace(self);
-  at::cpu::bernoulli_(host, p, rt::cpu_generator(generator, call.device().index()));
-  return self;
+  return scaffold::runtime::bernoulli_(self, p, generator);
 }
 
 }  // namespace foo

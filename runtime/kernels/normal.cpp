@@ -5,19 +5,12 @@
 
 #include <c10/util/Exception.h>
 
-#include <ATen/ops/normal_cpu_dispatch.h>
-#include "generator.h"
-#include "kernel_support.h"
+#include "random_ops.h"
 
 namespace foo {
 
 at::Tensor & normal_(at::Tensor & self, double mean, double std, ::std::optional<at::Generator> generator) {
-  namespace rt = scaffold::runtime;
-  TORCH_CHECK(std >= 0.0, "normal_ expects std >= 0.0, but found std ", std);
-  const rt::KernelCall call("normal_", self, "self");
-  at::Tensor host = call.inplace(self);
-  at::cpu::normal_(host, mean, std, rt::cpu_generator(generator, self.device().index()));
-  return self;
+  return scaffold::runtime::normal_(self, mean, std, generator);
 }
 
 }  // namespace foo

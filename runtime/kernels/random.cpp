@@ -5,36 +5,20 @@
 
 #include <c10/util/Exception.h>
 
-#include <ATen/ops/random_cpu_dispatch.h>
-#include "generator.h"
-#include "kernel_support.h"
+#include "random_ops.h"
 
 namespace foo {
 
-// The CPU kernels check the range against the dtype, on the caller (they run inline).
-
 at::Tensor & random_(at::Tensor & self, ::std::optional<at::Generator> generator) {
-  namespace rt = scaffold::runtime;
-  const rt::KernelCall call("random_", self, "self");
-  at::Tensor host = call.inplace(self);
-  at::cpu::random_(host, rt::cpu_generator(generator, call.device().index()));
-  return self;
+  return scaffold::runtime::random_(self, generator);
 }
 
 at::Tensor & random_(at::Tensor & self, int64_t from, ::std::optional<int64_t> to, ::std::optional<at::Generator> generator) {
-  namespace rt = scaffold::runtime;
-  const rt::KernelCall call("random_.from", self, "self");
-  at::Tensor host = call.inplace(self);
-  at::cpu::random_(host, from, to, rt::cpu_generator(generator, call.device().index()));
-  return self;
+  return scaffold::runtime::random_(self, from, to, generator);
 }
 
 at::Tensor & random_(at::Tensor & self, int64_t to, ::std::optional<at::Generator> generator) {
-  namespace rt = scaffold::runtime;
-  const rt::KernelCall call("random_.to", self, "self");
-  at::Tensor host = call.inplace(self);
-  at::cpu::random_(host, to, rt::cpu_generator(generator, call.device().index()));
-  return self;
+  return scaffold::runtime::random_(self, to, generator);
 }
 
 }  // namespace foo

@@ -5,19 +5,12 @@
 
 #include <c10/util/Exception.h>
 
-#include <ATen/ops/uniform_cpu_dispatch.h>
-#include "generator.h"
-#include "kernel_support.h"
+#include "random_ops.h"
 
 namespace foo {
 
 at::Tensor & uniform_(at::Tensor & self, double from, double to, ::std::optional<at::Generator> generator) {
-  namespace rt = scaffold::runtime;
-  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-  const rt::KernelCall call("uniform_", self, "self");
-  at::Tensor host = call.inplace(self);
-  at::cpu::uniform_(host, from, to, rt::cpu_generator(generator, self.device().index()));
-  return self;
+  return scaffold::runtime::uniform_(self, from, to, generator);
 }
 
 }  // namespace foo

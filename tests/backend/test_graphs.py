@@ -1,7 +1,8 @@
 """Device graphs on foo: a stream's work captured once (torch.foo.graph, torch.foo.FooGraph,
 torch.accelerator.Graph, make_graphed_callables) and replayed without the host, compared with the
-same work run eagerly; what cannot be captured (host synchronisations, the CPU fallback, random
-numbers) raises during the capture, naming the op, and leaves the stream usable."""
+same work run eagerly, random ops drawing new numbers at each replay; what cannot be captured
+(host synchronisations, the CPU fallback) raises during the capture, naming the op, and leaves the
+stream usable."""
 
 from __future__ import annotations
 
@@ -217,13 +218,92 @@ def test_capture_end_reports_an_invalidated_capture() -> None:
 
 
 @needs_graphs
-def test_the_cpu_fallback_and_random_numbers_cannot_be_captured() -> None:
+def test_the_cpu_fallback_cannot_be_captured_nor_draw_random_numbers_in_a_capture() -> None:
     x = torch.ones(6, device="foo")
     with pytest.raises(RuntimeError, match="cumprod.*CPU fallback"), foo.graph(foo.FooGraph()):
         torch.cumprod(x, 0)
-    with pytest.raises(RuntimeError, match="random numbers"), foo.graph(foo.FooGraph()):
-        torch.nn.functional.dropout(x, 0.5, training=True)
+    # exponential_ has no kernel of foo's: the fallback would draw its numbers once, at the capture.
+    with pytest.raises(RuntimeError, match="exponential_.*random numbers on the host"), foo.graph(foo.FooGraph()):
+        x.exponential_()
     assert torch.cumprod(x, 0).cpu().tolist() == [1.0] * 6
+
+
+@needs_graphs
+def test_a_captured_dropout_draws_new_numbers_at_each_replay_reproducibly_under_manual_seed() -> None:
+    x = torch.ones(4000, device="foo")
+    graph = foo.FooGraph()
+    with foo.graph(graph):
+        first = torch.nn.functional.dropout(x, 0.5, training=True)
+        second = torch.nn.functional.dropout(x, 0.5, training=True)
+
+    def replay() -> tuple[torch.Tensor, torch.Tensor]:
+        graph.replay()
+        return first.cpu(), second.cpu()
+
+    torch.manual_seed(7)
+    replays = [replay() for _ in range(3)]
+    for masks in replays:
+        for kept in masks:
+            assert set(kept.unique().tolist()) == {0.0, 2.0}  # dropped, or kept and scaled by 1/(1-p)
+            assert 0.45 < kept.mean().item() / 2 < 0.55
+    assert not torch.equal(replays[0][0], replays[0][1]), "two dropouts of one replay drew the same mask"
+    assert not torch.equal(replays[0][0], replays[1][0]), "a replay repeated the previous replay's mask"
+    # Each replay draws its seed from the generator, as CUDA's replays advance its offset: the same
+    # seed gives the same replays, and eager draws after them go on with the generator's stream.
+    after = torch.rand(5, device="foo").cpu()
+    torch.manual_seed(7)
+    again = [replay() for _ in range(3)]
+    for (mine, theirs) in zip(replays, again, strict=True):
+        assert torch.equal(mine[0], theirs[0]) and torch.equal(mine[1], theirs[1])
+    assert torch.equal(torch.rand(5, device="foo").cpu(), after)
+
+
+@needs_graphs
+def test_captured_factories_and_a_generator_of_the_users_draw_per_replay_and_raise_at_the_call() -> None:
+    generator = torch.Generator("foo").manual_seed(3)
+    graph = foo.FooGraph()
+    with foo.graph(graph):
+        normal = torch.randn(3000, device="foo")
+        uniform = torch.empty(3000, device="foo").uniform_(2, 4, generator=generator)
+        integers = torch.randint(0, 10, (3000,), device="foo")
+        with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to'"):
+            torch.empty(3, device="foo").random_(5, 2)
+    state = generator.get_state()
+    graph.replay()
+    assert not torch.equal(generator.get_state(), state), "the replay drew nothing from the user's generator"
+    samples = normal.cpu()
+    assert abs(samples.mean().item()) < 0.1 and abs(samples.std().item() - 1) < 0.1
+    assert uniform.cpu().min().item() >= 2 and uniform.cpu().max().item() < 4
+    assert set(integers.cpu().unique().tolist()) == set(range(10))
+    graph.replay()
+    assert not torch.equal(normal.cpu(), samples)
+
+
+@needs_graphs
+def test_a_captured_training_step_with_dropout_learns_from_its_masks() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 64), torch.nn.Dropout(0.5), torch.nn.Linear(64, 1)).to("foo")
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    static_x = torch.randn(32, 8).to("foo")
+    static_y = static_x.sum(dim=1, keepdim=True)
+
+    def step() -> torch.Tensor:
+        opt.zero_grad(set_to_none=False)
+        loss = squared_error(model(static_x), static_y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    step()  # gradients exist before the capture: zero_grad(set_to_none=False) reuses them
+    graph = foo.FooGraph()
+    with foo.graph(graph):
+        static_loss = step()
+    losses = []
+    for _ in range(60):
+        graph.replay()
+        losses.append(static_loss.item())
+    assert len(set(losses)) == len(losses), "replays repeated a dropout mask"
+    assert sum(losses[-10:]) < 0.5 * sum(losses[:10]), losses
 
 
 @needs_graphs

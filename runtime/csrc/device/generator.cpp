@@ -103,15 +103,29 @@ at::Generator make_device_generator(c10::DeviceIndex device) {
 at::Generator cpu_generator(
     const std::optional<at::Generator>& generator,
     c10::DeviceIndex device) {
-  // Random numbers are drawn when an op runs on the host; a replay would
-  // repeat the captured ones.
+  // Numbers drawn on the host now would be the same at every replay.
   refuse_during_capture(
       device < 0 ? current_device() : device,
-      "draws random numbers, which every replay of a graph would repeat: random ops cannot be captured on this "
-      "backend yet (keep dropout and other random ops out of the captured region, or use eval mode)");
+      "draws its random numbers on the host, which every replay of a graph would repeat");
   auto* impl = at::get_generator_or_default<DeviceGenerator>(
       generator, default_generator(device));
   return impl->cpu_generator();
+}
+
+at::Generator device_generator(const std::optional<at::Generator>& generator, c10::DeviceIndex device) {
+  if (generator.has_value() && generator->defined()) {
+    at::check_generator<DeviceGenerator>(*generator);
+    return *generator;
+  }
+  return default_generator(device);
+}
+
+uint64_t draw_replay_seed(const at::Generator& device_generator) {
+  at::Generator generator = device_generator; // mutex() is not const
+  auto* impl = at::check_generator<DeviceGenerator>(generator);
+  std::lock_guard<std::mutex> outer(generator.mutex());
+  auto inner = lock_inner(impl->cpu_generator());
+  return at::check_generator<at::CPUGeneratorImpl>(impl->cpu_generator())->random64();
 }
 
 CpuDefaultDrawsFromDevice::CpuDefaultDrawsFromDevice(c10::DeviceIndex device)

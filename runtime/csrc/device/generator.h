@@ -65,9 +65,19 @@ at::Generator make_device_generator(c10::DeviceIndex device = -1);
 
 // For kernels: the CPU generator inside `generator` if given (it must be a
 // generator of this backend), else inside the default generator of `device`.
+// Refused while the current stream is captured: numbers drawn on the host
+// would be the same at every replay (capture-safe kernels: random_ops.h).
 at::Generator cpu_generator(
     const std::optional<at::Generator>& generator,
     c10::DeviceIndex device);
+
+// The generator of this backend a random kernel draws from: `generator` if
+// given (checked to be one), else the default generator of `device`.
+at::Generator device_generator(const std::optional<at::Generator>& generator, c10::DeviceIndex device);
+
+// Draws 64 random bits from a generator of this backend, advancing its
+// stream: a graph's seed for one replay (streams/capture.h).
+uint64_t draw_replay_seed(const at::Generator& device_generator);
 
 // While alive, the CPU's default generator draws `device`'s random stream:
 // for a CPU kernel that takes no generator and uses the default one

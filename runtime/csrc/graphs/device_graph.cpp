@@ -17,6 +17,8 @@
 #include "blocking_wait.h"
 #include "capture.h"
 #include "device.h"
+#include "generator.h"
+#include "launch.h"
 #include "status.h"
 #include "stream.h"
 
@@ -74,6 +76,7 @@ class DeviceGraph final : public at::GraphImplInterface {
     }
     graph_ = captured.graph;
     closures_ = std::move(captured.closures);
+    random_seeds_ = std::move(captured.random_seeds);
     captured_ = true;
     if (!keep_graph_) {
       instantiate();
@@ -103,6 +106,11 @@ class DeviceGraph final : public at::GraphImplInterface {
       instantiate(); // keep_graph=True, not instantiated yet
     }
     drvStream_t stream = current_driver_stream(device_);
+    for (const std::shared_ptr<ReplaySeed>& seed : random_seeds_) {
+      // Drawn now, in the order of the host's draws; set in stream order,
+      // after the previous replay's kernels have read theirs.
+      launch(device_, "graph replay seed", [seed, value = draw_replay_seed(seed->source)] { seed->value = value; });
+    }
     SCAFFOLD_DRIVER_CHECK(drvGraphLaunch(exec_, stream));
     // The closures the replay runs are this object's: reset() waits for
     // every stream it was replayed on.
@@ -133,6 +141,7 @@ class DeviceGraph final : public at::GraphImplInterface {
       graph_ = nullptr;
     }
     closures_.clear(); // frees what the captured work held: the pool's tensors
+    random_seeds_.clear();
     if (captured_) {
       captured_ = false;
       release_pool(device_, pool_);
@@ -194,6 +203,7 @@ class DeviceGraph final : public at::GraphImplInterface {
   drvGraph_t graph_ = nullptr;
   drvGraphExec_t exec_ = nullptr;
   std::vector<std::unique_ptr<LaunchedWork>> closures_;
+  std::vector<std::shared_ptr<ReplaySeed>> random_seeds_;
   std::vector<std::pair<drvStream_t, drvEvent_t>> replays_;
 };
 

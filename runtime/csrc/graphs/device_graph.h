@@ -7,7 +7,8 @@
 // capture of the current stream (streams/capture.h) and routes what is
 // allocated on it to the graph's private memory pool (memory/allocator.h);
 // capture_end takes the driver's graph and the launched closures it runs;
-// replay enqueues them all on the current stream with one driver call.
+// replay enqueues them all on the current stream with one driver call (after
+// one launch per generator its random kernels use: their replay seed).
 #pragma once
 
 #include <utility>

@@ -112,8 +112,12 @@ class KernelCall {
   // An output: see OutputView.
   OutputView output(at::Tensor& out, const char* arg = "out") const;
 
- private:
+  // The device check of device_input() without the host view, for an
+  // operand the kernel hands to launched work (a view would wait for the
+  // stream, which a capture refuses).
   void check_on_device(const at::Tensor& t, const char* arg) const;
+
+ private:
   // The host view of an operand: on a written tensor's host storage when it
   // lies in the same device storage (written() below).
   at::Tensor view_of(const at::Tensor& t) const;

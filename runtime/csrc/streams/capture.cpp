@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
@@ -22,6 +23,8 @@ struct Capture {
   c10::DeviceIndex device = 0;
   drvStream_t stream = nullptr;
   std::vector<std::unique_ptr<LaunchedWork>> closures;
+  std::vector<std::shared_ptr<ReplaySeed>> random_seeds; // one per generator used
+  uint64_t random_kernels = 0;
   std::string invalidated; // the first refused call's message
 };
 
@@ -96,8 +99,17 @@ bool random_op_running() {
 }
 
 constexpr const char* kRandom =
-    "draws random numbers, which every replay of a graph would repeat: random ops cannot be captured on this "
-    "backend yet (keep dropout and other random ops out of the captured region, or use eval mode)";
+    "draws its random numbers on the host, which every replay of a graph would repeat (the CPU fallback, or a "
+    "kernel that is not capture-safe: random_ops.h); capture-safe random ops are dropout, bernoulli_, normal_, "
+    "uniform_ and random_ and what is made of them (rand, randn, randint)";
+
+// SplitMix64's output function: a bijection of 64-bit words whose outputs
+// for consecutive inputs look independent.
+uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 
 [[noreturn]] void refuse(Capture& capture, const std::string& refused) {
   const std::string op = running_op();
@@ -179,7 +191,42 @@ CapturedWork end_stream_capture(drvStream_t stream) {
   CapturedWork captured;
   captured.graph = graph;
   captured.closures = std::move(capture->closures);
+  captured.random_seeds = std::move(capture->random_seeds);
   return captured;
+}
+
+CapturedRandom capture_random_kernel(drvStream_t stream, const at::Generator& device_generator) {
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  Capture* capture = find(stream);
+  TORCH_CHECK(capture != nullptr, "capture_random_kernel: the stream is not being captured");
+  for (const auto& seed : capture->random_seeds) {
+    if (seed->source.unsafeGetGeneratorImpl() == device_generator.unsafeGetGeneratorImpl()) {
+      return CapturedRandom(seed, capture->random_kernels++);
+    }
+  }
+  auto seed = std::make_shared<ReplaySeed>(device_generator);
+  capture->random_seeds.push_back(seed);
+  return CapturedRandom(std::move(seed), capture->random_kernels++);
+}
+
+at::Generator CapturedRandom::generator() const {
+  // All 624 words of the state from SplitMix64 (mt19937's own seeding takes
+  // 32 bits: masks of two replays would repeat after some 2^16 replays).
+  at::mt19937_data_pod data{};
+  uint64_t counter = mix64(seed_->value ^ mix64(ordinal_ + 0x9e3779b97f4a7c15ULL));
+  data.seed_ = counter;
+  data.seeded_ = true;
+  data.left_ = 1; // the first draw generates the next block from the state
+  data.next_ = 0;
+  for (uint32_t& word : data.state_) {
+    counter += 0x9e3779b97f4a7c15ULL;
+    word = static_cast<uint32_t>(mix64(counter) >> 32);
+  }
+  at::mt19937 engine;
+  engine.set_data(data);
+  at::Generator cpu = at::make_generator<at::CPUGeneratorImpl>();
+  at::check_generator<at::CPUGeneratorImpl>(cpu)->set_engine(engine);
+  return cpu;
 }
 
 bool is_capturing(drvStream_t stream) {

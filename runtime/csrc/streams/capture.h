@@ -13,19 +13,24 @@
 //                       and invalidates the capture (as CUDA's
 //                       cudaErrorStreamCaptureUnsupported does); the stream
 //                       stays usable and ending the capture reports it;
-//   random numbers      drawn on the host when an op is launched, they would
-//                       be the same at every replay: refused
-//                       (refuse_during_capture).
+//   random numbers      a random kernel launched on a captured stream draws
+//                       from a generator the graph reseeds at every replay
+//                       (CapturedRandom below); one that draws on the host
+//                       while it is captured (the CPU fallback's) would
+//                       repeat its numbers at every replay: refused.
 //
 // One relaxed load (capture_underway) is all a launch or allocation pays
 // when no stream is captured.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <ATen/core/Generator.h>
 #include <c10/core/Device.h>
 
 #include "launch.h"
@@ -39,11 +44,49 @@ inline bool capture_underway() noexcept {
   return C10_UNLIKELY(detail::g_captures_underway.load(std::memory_order_relaxed) > 0);
 }
 
-// What ending a capture hands to its graph: the driver's graph and the
-// closures its host functions run.
+// Random numbers in a graph. Each generator the captured random kernels use
+// has one ReplaySeed in the graph: at every replay the graph draws a new
+// value from the generator, stream-ordered before the replayed work (as
+// CUDA's graphs advance a generator's philox offset at each replay), and the
+// kernels seed their draws from it. So every replay draws new numbers,
+// torch.manual_seed makes a sequence of replays reproducible, and eager ops
+// after a replay go on with the generator's stream.
+struct ReplaySeed {
+  explicit ReplaySeed(at::Generator generator) : source(std::move(generator)) {}
+  const at::Generator source; // the device generator the kernels were given
+  // Written by the replay's first launched work, read by the replay's
+  // kernels: one stream orders both.
+  uint64_t value = 0;
+};
+
+// What a random kernel launched on a captured stream keeps: the graph's seed
+// for its generator and its place among the capture's random kernels (two
+// dropouts in one replay draw different masks).
+class CapturedRandom {
+ public:
+  CapturedRandom(std::shared_ptr<const ReplaySeed> seed, uint64_t ordinal)
+      : seed_(std::move(seed)), ordinal_(ordinal) {}
+  // A CPU generator (mt19937) for one run of the kernel, its whole state
+  // derived from the replay's seed and the kernel's ordinal. Call it from
+  // the launched work, never at the launch.
+  at::Generator generator() const;
+
+ private:
+  std::shared_ptr<const ReplaySeed> seed_;
+  uint64_t ordinal_;
+};
+
+// For a random kernel about to launch on captured `stream`: its generator's
+// seed in the graph (created on the generator's first use in the capture).
+// `device_generator` is a generator of this backend (generator.h).
+CapturedRandom capture_random_kernel(drvStream_t stream, const at::Generator& device_generator);
+
+// What ending a capture hands to its graph: the driver's graph, the
+// closures its host functions run and the seeds its random kernels read.
 struct CapturedWork {
   drvGraph_t graph = nullptr;
   std::vector<std::unique_ptr<LaunchedWork>> closures;
+  std::vector<std::shared_ptr<ReplaySeed>> random_seeds;
 };
 
 // Starts capturing `stream` of `device` (drvStreamBeginCapture). Throws
