@@ -26,7 +26,7 @@ from scaffold_backend.commands.init.project import (
     render_package_files,
 )
 from scaffold_backend.errors import InvalidNameError
-from scaffold_backend.model.core_ops import CORE_OPS
+from scaffold_backend.model.core_ops import CORE_OPS, RANDOM_OPS
 from scaffold_backend.model.driver_ops import DRIVER_KERNELS
 from scaffold_backend.model.ident import DEVICE_PACKAGES, RESERVED_DEVICE_NAMES
 
@@ -248,12 +248,16 @@ def test_new_project_shape(tmp_path: Path) -> None:
     # The backend YAML: core ops plus --ops (view is a core op already), device and namespace.
     config = yaml.safe_load(files["yaml/bar.yaml"])
     assert config["device"] == "bar" and config["cpp_namespace"] == "bar"
-    assert config["supported"] == [*CORE_OPS, "abs.out"]
-    # Core kernels forward to the runtime; the extra op is a stub that raises.
+    assert config["supported"] == [*CORE_OPS, *RANDOM_OPS, "abs.out"]
+    # Core and random kernels forward to the runtime, which declares each as the generator does;
+    # the extra op is a stub that raises.
     assert (
         b"return scaffold::runtime::empty(size, dtype, layout, device, pin_memory, memory_format);"
         in files["kernels/empty.cpp"]
     )
+    assert b"return scaffold::runtime::native_dropout(input, p, train);" in files["kernels/native_dropout.cpp"]
+    runtime_declared = _declarations(files["csrc/ops/core_ops.h"].decode() + files["csrc/ops/random_ops.h"].decode())
+    assert _forwarded_declarations(files, "scaffold::runtime::", runtime_declared) == len(CORE_OPS) + len(RANDOM_OPS)
     assert b'TORCH_CHECK_NOT_IMPLEMENTED(false, "bar: aten::abs.out has no kernel yet' in files["kernels/abs.cpp"]
     # The example custom op: declared in the YAML, its files filled in (not stubs), documented.
     assert config["custom_ops"][0] == {"schema": "mymuladd(Tensor a, Tensor b, float c) -> Tensor", "autograd": True}
@@ -306,6 +310,21 @@ def _declarations(header: str) -> set[str]:
     return {" ".join(line.split()) for line in header.splitlines() if line.rstrip().endswith(");")}
 
 
+def _forwarded_declarations(files: dict[str, bytes], namespace: str, declared: set[str]) -> int:
+    """How many generated kernel declarations a project's kernel files forward to `namespace`,
+    checking that `declared` (the header's) declares each exactly as the generator does."""
+    forwarded = 0
+    for name, content in files.items():
+        if not name.startswith("generated/native/"):
+            continue
+        for declaration in _declarations(content.decode()):
+            function = declaration.split("(")[0].split()[-1]
+            if f"{namespace}{function}(".encode() in files[f"kernels/{Path(name).stem}.cpp"]:
+                assert declaration in declared, declaration
+                forwarded += 1
+    return forwarded
+
+
 def test_an_opencl_project_forwards_the_port_core_to_the_drivers_device_kernels(tmp_path: Path) -> None:
     result = init(tmp_path, "bar", "--driver", "opencl", "--ops", "mul.out", "--ops", "atan2.out")
     assert result.returncode == 0, result.stderr
@@ -314,6 +333,7 @@ def test_an_opencl_project_forwards_the_port_core_to_the_drivers_device_kernels(
     opencl = DRIVER_KERNELS["opencl"]
     config = yaml.safe_load(files["yaml/bar.yaml"])
     assert config["driver"] == "opencl"
+    # No random ops: their kernels compute on host views, which this device has not.
     assert sorted(config["supported"]) == sorted([*CORE_OPS, "atan2.out", *opencl.ops])
     driver_dir = b'SCAFFOLD_DRIVER_DIR = { env = "SCAFFOLD_DRIVER_DIR", default = "driver/opencl" }'
     assert driver_dir in files["pyproject.toml"]
@@ -323,16 +343,7 @@ def test_an_opencl_project_forwards_the_port_core_to_the_drivers_device_kernels(
     assert b"TORCH_CHECK_NOT_IMPLEMENTED" in files["kernels/atan2.cpp"]  # --ops outside the driver's: a stub
     # Every forwarded kernel is declared in the driver's header exactly as the generator declares it.
     declared = _declarations(files["driver/opencl/ops/opencl_ops.h"].decode())
-    forwarded = 0
-    for name, content in files.items():
-        if not name.startswith("generated/native/"):
-            continue
-        for declaration in _declarations(content.decode()):
-            function = declaration.split("(")[0].split()[-1]
-            if f"scaffold::opencl_ops::{function}(".encode() in files[f"kernels/{Path(name).stem}.cpp"]:
-                assert declaration in declared, declaration
-                forwarded += 1
-    assert forwarded == len(opencl.ops)
+    assert _forwarded_declarations(files, "scaffold::opencl_ops::", declared) == len(opencl.ops)
     assert b"def test_fused_sgd_steps" in files["tests/test_driver_kernels.py"]
     check = run_cli_process(["generate", "--check"], project)
     assert check.returncode == 0, check.stdout + check.stderr

@@ -39,3 +39,20 @@ CORE_OPS = (
     "convolution_overrideable",
     "convolution_backward_overrideable",
 )
+
+RANDOM_OPS = (
+    "bernoulli_.float",
+    "normal_",
+    "uniform_",
+    "random_",
+    "random_.from",
+    "random_.to",
+    "native_dropout",
+    "native_dropout_backward",
+)
+"""The random ops whose kernels the runtime ships (runtime/csrc/ops/random_ops.h, with dropout's
+backward): they draw from the device's generator (the CPU's numbers for the same seed), and a
+device graph captures them, drawing new numbers at every replay (the CPU fallback cannot be
+captured). They compute on host views, so a new project lists them where its driver's memory is
+host-addressable (HOST_ADDRESSABLE_DRIVERS); elsewhere they would decline at every call."""
+RANDOM_OPS_HEADER = "random_ops.h"

@@ -41,6 +41,9 @@ DRIVER_DIRECTORIES = {
 kernels (driver/opencl/ops/) a project made with `--driver opencl` forwards its kernels to. A team's
 own port lives in a directory of its own, named by SCAFFOLD_DRIVER_DIR."""
 DEFAULT_DRIVER = "simulated"
+HOST_ADDRESSABLE_DRIVERS = frozenset({"simulated"})
+"""The drivers whose device memory the host addresses (unless told otherwise: the simulated
+device's SCAFFOLD_DEVICE_MEMORY=discrete), where the runtime's kernels on host views run."""
 
 
 TORCH_REQUIREMENT_PATH = "cmake/torch-requirement.txt"

@@ -1,7 +1,7 @@
-"""The kernel files of a new project's core ops (model/core_ops.py) and of the ops its driver has
-device kernels for (model/driver_ops.py): they forward in one line, to the runtime and to the
-driver's kernels, so the reference backend and every project made by `scaffold-backend init` share
-one source of truth: a fix there reaches all of them.
+"""The kernel files of a new project's core ops and random ops (model/core_ops.py) and of the ops
+its driver has device kernels for (model/driver_ops.py): they forward in one line, to the runtime
+and to the driver's kernels, so the reference backend and every project made by `scaffold-backend
+init` share one source of truth: a fix there reaches all of them.
 """
 
 from __future__ import annotations
@@ -10,11 +10,18 @@ from collections.abc import Iterable
 
 from ...api.signatures import KernelBinding
 from ...emit.kernel_file import KernelFile
-from ...model.core_ops import CORE_OPS
+from ...model.core_ops import CORE_OPS, RANDOM_OPS, RANDOM_OPS_HEADER
 from ...model.driver_ops import DRIVER_KERNELS
+from ...model.project import HOST_ADDRESSABLE_DRIVERS
 
 CORE_OPS_HEADER = "core_ops.h"
 RUNTIME_NAMESPACE = "scaffold::runtime"
+
+
+def random_ops(driver: str) -> tuple[str, ...]:
+    """The runtime's random ops a new project with `driver` lists: where the host addresses the
+    driver's memory, which their kernels compute in."""
+    return RANDOM_OPS if driver in HOST_ADDRESSABLE_DRIVERS else ()
 
 
 def forwarding_statement(binding: KernelBinding, namespace: str = RUNTIME_NAMESPACE) -> str:
@@ -22,7 +29,7 @@ def forwarding_statement(binding: KernelBinding, namespace: str = RUNTIME_NAMESP
 
 
 def fill_core_kernels(kernel: KernelFile, bindings: Iterable[KernelBinding], driver: str) -> str:
-    """The text of a fresh stub file whose core-op kernels forward to the runtime, and whose
+    """The text of a fresh stub file whose core-op and random-op kernels forward to the runtime, and whose
     kernels of ops with device kernels in `driver` forward there (rendered from the stub template
     with those bodies). Kernels of other ops in the same file keep their stub body."""
     bodies: dict[str, str] = {}
@@ -34,6 +41,9 @@ def fill_core_kernels(kernel: KernelFile, bindings: Iterable[KernelBinding], dri
         if binding.op_name in CORE_OPS:
             bodies[binding.op_name] = forwarding_statement(binding)
             header = CORE_OPS_HEADER
+        elif binding.op_name in RANDOM_OPS:
+            bodies[binding.op_name] = forwarding_statement(binding)
+            header = RANDOM_OPS_HEADER
         elif driver_kernels is not None and binding.op_name in driver_kernels.ops:
             bodies[binding.op_name] = forwarding_statement(binding, driver_kernels.namespace)
             header = driver_kernels.header

@@ -41,7 +41,7 @@ from ...paths import display_path
 from ...select.selection import select, unknown_op_hint
 from ...write.plan import write_atomically
 from ..generate import run
-from .core_ops import fill_core_kernels
+from .core_ops import fill_core_kernels, random_ops
 from .examples import filled_example_files
 from .names import check_device_name
 from .project_yaml import adapt_backend_yaml, default_backend_yaml
@@ -84,7 +84,7 @@ class InitResult:
 
 def _check_ops(ops: Sequence[str], declarations: DeclarationsFile, driver: str) -> list[str]:
     """The --ops entries that are not core ops already, validated against the installed torch,
-    then the ops `driver` has device kernels for."""
+    then the runtime's random ops and the ops `driver` has device kernels for."""
     extra = []
     for op in ops:
         if declarations.get(op) is None:
@@ -95,7 +95,10 @@ def _check_ops(ops: Sequence[str], declarations: DeclarationsFile, driver: str) 
             )
         if op not in CORE_OPS and op not in extra:
             extra.append(op)
-    return extra + [op for op in driver_kernel_ops(driver) if op not in extra]
+    for op in (*random_ops(driver), *driver_kernel_ops(driver)):
+        if op not in extra:
+            extra.append(op)
+    return extra
 
 
 def _check_target(target: Path, force: bool) -> None:

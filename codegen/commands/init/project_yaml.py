@@ -13,6 +13,7 @@ from ...model.driver_ops import DRIVER_KERNELS, driver_kernel_ops
 from ...model.project import DEFAULT_DRIVER, ProjectNames
 from ...parse.backend_yaml import parse_backend_yaml
 from ...parse.yaml_nodes import compose_yaml
+from .core_ops import random_ops
 from .examples import (
     EXAMPLE_CLASS,
     EXAMPLE_CLASS_INIT,
@@ -23,15 +24,18 @@ from .examples import (
 
 
 def default_backend_yaml(names: ProjectNames, extra_ops: Sequence[str], driver: str = DEFAULT_DRIVER) -> str:
-    """`extra_ops`: --ops, then the ops `driver` has device kernels for (listed apart)."""
+    """`extra_ops`: --ops, then the runtime's random ops and the ops `driver` has device kernels
+    for (each listed apart)."""
     driver_ops = driver_kernel_ops(driver)
+    runtime_random_ops = random_ops(driver)
     return render(
         "project/backend.yaml.j2",
         device=names.device,
         driver=driver,
         driver_ops_header=DRIVER_KERNELS[driver].location if driver in DRIVER_KERNELS else "",
         core_ops=CORE_OPS,
-        extra_ops=[op for op in extra_ops if op not in driver_ops],
+        extra_ops=[op for op in extra_ops if op not in driver_ops and op not in runtime_random_ops],
+        random_ops=[op for op in extra_ops if op in runtime_random_ops],
         driver_ops=[op for op in extra_ops if op in driver_ops],
         custom_op_example=EXAMPLE_SCHEMA,
         custom_class_op_example=example_class_op_schema(names.device),
