@@ -95,6 +95,13 @@ class RoundedDifferentlyOnTheCpu(TiedModel):
         return logits
 
 
+class ThroughTheFallback(TiedModel):
+    """A step with an op foo has no kernel for: no capture may hold the CPU fallback."""
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return super().forward(tokens).cumprod(dim=-1)
+
+
 def _spec(model_class: type[nn.Module]) -> ModelSpec:
     def build() -> Workload:
         tokens = torch.tensor([[1, 5, 2], [8, 0, 3]])
@@ -108,6 +115,21 @@ def test_a_tied_model_passes_eagerly_with_its_tie_counted() -> None:
     result = run_model(_spec(TiedModel), DEVICE, ("eager", "autocast"))
     assert {stage: r.status for stage, r in result.stages.items()} == {"eager": "pass", "autocast": "pass"}
     assert result.ties == 1
+
+
+@needs_host_views
+def test_the_graphed_stage_replays_the_training_step_as_eager_steps() -> None:
+    result = run_model(_spec(TiedModel), DEVICE, ("eager", "graphed"))
+    assert result.stages["graphed"].status == "pass", result.stages["graphed"].detail
+    assert result.stages["graphed"].worst is not None and result.stages["graphed"].worst.relative < 1e-6
+
+
+def test_a_step_that_cannot_be_captured_skips_the_graphed_stage_naming_the_op() -> None:
+    with pytest.warns(UserWarning, match="cumprod"):  # the fallback's warning
+        result = run_model(_spec(ThroughTheFallback), DEVICE, ("eager", "graphed"))
+    assert result.stages["eager"].status == "pass", result.stages["eager"].detail
+    graphed = result.stages["graphed"]
+    assert graphed.status == "skipped" and graphed.detail.startswith("the step cannot be captured: aten::cumprod")
 
 
 def test_a_tie_that_comes_apart_is_a_failure() -> None:

@@ -5,6 +5,10 @@ eager      forward + backward + one AdamW step, on the device and on the CPU: th
            a failure) and every parameter after the step, taken from the same gradients; the
            tied parameters (a language model's embedding and output head) must still be tied on
            the device. The backend's CPU-fallback calls of this training step are counted per op.
+graphed    the eager stage's training step (forward, backward, SGD) captured once as a device graph
+           (torch.<device>.graph) and replayed: each replay against the same step run eagerly on
+           the device. Skipped, naming the op, where the step holds what no capture may (the CPU
+           fallback, a host synchronisation), or where torch or the driver has no graphs.
 compiled   the forward under torch.compile (Inductor) against the CPU's eager forward.
 autocast   forward + backward under torch.autocast (bfloat16) on the device: no farther from the
            CPU's float32 result than the CPU's own autocast result is (with some slack).
@@ -34,14 +38,16 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
+from .._graphs import graph_class_name
 from .catalogue import ModelSpec, Workload
 
-STAGES = ("eager", "compiled", "autocast", "amp-train")
+STAGES = ("eager", "graphed", "compiled", "autocast", "amp-train")
 
 # float32 on the same ATen kernels agrees to rounding, and Inductor reorders reductions: the
 # largest difference of a tensor, relative to its largest value, stays far below these.
@@ -58,6 +64,8 @@ AMP_SLACK = 2.0
 # How much farther from the exact (float64) values than the CPU's float32 result a device's may be,
 # where both are past FP32_TOLERANCE of each other (see the module's docstring).
 ROUNDING_SLACK = 2.0
+# Replays of the graphed stage, after the one eager step that makes the gradients.
+GRAPH_REPLAYS = 3
 # The scale a tensor is measured against is at least this fraction of the largest of its kind.
 SCALE_FLOOR = 1e-3
 AMP_DTYPE = torch.bfloat16
@@ -109,6 +117,10 @@ class ModelResult:
 
 class Mismatch(AssertionError):
     """The device and the CPU disagree; the message names what."""
+
+
+class NotApplicable(Exception):
+    """The stage does not apply to this model here; the message says why (a skip, not a failure)."""
 
 
 def largest(tensors: list[torch.Tensor | None], norm: bool = False) -> float:
@@ -286,6 +298,7 @@ class ModelRun:
     def run(self, stages: tuple[str, ...]) -> ModelResult:
         checks: dict[str, Callable[[], Difference | None]] = {
             "eager": self.eager,
+            "graphed": self.graphed,
             "compiled": self.compiled,
             "autocast": self.autocast,
             "amp-train": self.amp_train,
@@ -304,6 +317,8 @@ class ModelRun:
                 result = StageResult("pass", worst=worst)
             except Mismatch as mismatch:
                 result = StageResult("fail", str(mismatch))
+            except NotApplicable as reason:
+                result = StageResult("skipped", str(reason))
             except Exception as error:  # noqa: BLE001  (every failure of model code is a result)
                 result = StageResult("error", _one_line(error), )
                 result.detail += "\n" + traceback.format_exc(limit=-6)
@@ -358,6 +373,43 @@ class ModelRun:
         floor = largest(list(cpu_parameters.values()))
         for name, parameter in cpu_parameters.items():
             compare.tensors(f"{name} after an AdamW step", device_parameters[name], parameter, floor)
+        return compare.worst
+
+    def graphed(self) -> Difference | None:
+        module = getattr(torch, self.device)
+        if not hasattr(torch.accelerator, "Graph"):
+            raise NotApplicable(f"torch {torch.__version__} has no torch.accelerator.Graph")
+        model, inputs = self.device_model, self.device_inputs
+        optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+
+        def step() -> torch.Tensor:
+            optimizer.zero_grad(set_to_none=False)  # the graph writes the gradients in place
+            _, loss = self._forward_backward(model, inputs)
+            optimizer.step()
+            return loss
+
+        eager_losses = [step().cpu() for _ in range(1 + GRAPH_REPLAYS)]
+        eager_parameters = {name: p.detach().cpu() for name, p in _parameters(model)}
+        self._same_weights()
+        losses = [step().cpu()]  # the first step makes the gradients the captured one accumulates into
+        graph = getattr(module, graph_class_name(self.device))()
+        try:
+            with module.graph(graph):
+                static_loss = step()
+        except RuntimeError as error:
+            refused = str(error).split(". Move it out")[0]
+            raise NotApplicable(f"the step cannot be captured: {refused}{_model_line(error)}") from None
+        for _ in range(GRAPH_REPLAYS):
+            graph.replay()
+            losses.append(static_loss.cpu())
+        graph.reset()
+        compare = Comparison(FP32_TOLERANCE)
+        for index, (got, expected) in enumerate(zip(losses, eager_losses, strict=True)):
+            compare.tensors(f"loss of step {index + 1}", got, expected)
+        floor = largest(list(eager_parameters.values()))
+        for name, parameter in _parameters(model):
+            compare.tensors(f"{name} after {len(losses)} steps", parameter.detach().cpu(), eager_parameters[name],
+                            floor)
         return compare.worst
 
     def compiled(self) -> Difference | None:
@@ -447,6 +499,18 @@ class ModelRun:
         loss = self.workload.loss(raw)
         loss.backward()
         return self.workload.output(raw).detach(), loss.detach()
+
+
+def _model_line(error: BaseException) -> str:
+    """Where in the model's code (not torch's) `error` was raised: ", at FILE:LINE", or nothing."""
+    torch_directory = str(Path(torch.__file__).parent)
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if not frame.filename.startswith(torch_directory) and frame.filename != __file__]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    parts = Path(frame.filename).parts
+    return f", at {'/'.join(parts[-2:])}:{frame.lineno}"
 
 
 def _one_line(error: BaseException) -> str:
