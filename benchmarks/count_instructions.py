@@ -58,24 +58,34 @@ ENVIRONMENT = {
 }
 
 
+def callgrind_totals(
+    command: list[str], out: Path, environment: dict[str, str], separate_threads: bool = False
+) -> list[int]:
+    """The instruction totals of `command` (a Python script and its arguments) under callgrind:
+    one for the process, or one per thread in the order the threads started (the calling thread
+    first) with `separate_threads`."""
+    valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+    if separate_threads:
+        valgrind.append("--separate-threads=yes")
+    result = subprocess.run([*valgrind, sys.executable, *command], env=dict(os.environ, **environment),
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed under valgrind:\n{result.stderr[-2000:]}")
+    # With --separate-threads callgrind writes OUT-01, OUT-02, ... (a thread each).
+    outputs = sorted(out.parent.glob(out.name + "-*")) if separate_threads else [out]
+    totals = []
+    for output in outputs:
+        match = re.search(r"^totals:\s+(\d+)", output.read_text(), re.MULTILINE)
+        if match is None:
+            raise RuntimeError(f"no totals line in {output}")
+        totals.append(int(match.group(1)))
+    return totals
+
+
 def total_instructions(script: Path, device: str, iterations: int, out: Path) -> int:
     """The program's instruction total under callgrind (its `totals:` line)."""
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        f"--callgrind-out-file={out}",
-        sys.executable,
-        str(script),
-        device,
-        str(iterations),
-    ]
-    result = subprocess.run(command, env=dict(os.environ, **ENVIRONMENT), capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(command[-3:])} failed under valgrind:\n{result.stderr[-2000:]}")
-    match = re.search(r"^totals:\s+(\d+)", out.read_text(), re.MULTILINE)
-    if match is None:
-        raise RuntimeError(f"no totals line in {out}")
-    return int(match.group(1))
+    (total,) = callgrind_totals([str(script), device, str(iterations)], out, ENVIRONMENT)
+    return total
 
 
 def per_op(op: str, device: str, iterations: int, work: Path) -> float:

@@ -7,8 +7,15 @@ synchronisation, so each round times the whole step as the host sees it. ROUNDS 
 steps alternate between the two (after warm-up); the figure is the ratio of the medians,
 eager / replay (above 1: the graph is faster). Always exits 0.
 
+With --instructions N, the host's work instead: the calling thread's instructions per step, eager
+and replayed (N steps queued, one synchronisation at the end, no new batch), counted by callgrind
+with each thread apart (the kernels run on the stream's worker thread), as count_instructions.py
+counts an op: runs of 0 and N steps after the same warm-up, the difference divided by N. Needs
+valgrind; takes some minutes.
+
     python benchmarks/graph_replay.py
     python benchmarks/graph_replay.py --rounds 20 --steps 50 --width 32 --json
+    python benchmarks/graph_replay.py --instructions 200
 """
 
 from __future__ import annotations
@@ -16,15 +23,39 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
+from count_instructions import ENVIRONMENT, callgrind_totals
 
 
-def build(width: int, depth: int, batch: int) -> tuple[Callable[[], None], Callable[[], None], Callable[[], None]]:
-    """The eager step, the replay, and what feeds both a new batch."""
+@dataclass
+class Steps:
+    eager: Callable[[], None]
+    replay: Callable[[], None]
+    feed: Callable[[], None]
+    """Copies a new batch into the static inputs."""
+    synchronize: Callable[[], None]
+
+    def synchronized(self, run: Callable[[], None]) -> Callable[[], None]:
+        """`run` after a new batch, then a synchronisation: the whole step as the host sees it."""
+
+        def step() -> None:
+            self.feed()
+            run()
+            self.synchronize()
+
+        return step
+
+
+def build(width: int, depth: int, batch: int) -> Steps:
+    """The eager step and the replay of its graph, on the same static inputs."""
     foo: Any = torch.get_device_module("foo")
     torch.manual_seed(0)
     layers: list[torch.nn.Module] = []
@@ -58,17 +89,7 @@ def build(width: int, depth: int, batch: int) -> tuple[Callable[[], None], Calla
     with foo.graph(graph):
         step()
 
-    def eager() -> None:
-        feed()
-        step()
-        foo.synchronize()
-
-    def replay() -> None:
-        feed()
-        graph.replay()
-        foo.synchronize()
-
-    return eager, replay, feed
+    return Steps(eager=step, replay=graph.replay, feed=feed, synchronize=foo.synchronize)
 
 
 def time_steps(run: Callable[[], None], steps: int) -> float:
@@ -76,6 +97,24 @@ def time_steps(run: Callable[[], None], steps: int) -> float:
     for _ in range(steps):
         run()
     return (time.perf_counter() - start) / steps
+
+
+def calling_thread_instructions(mode: str, steps: int, model: list[str], work: Path) -> float:
+    """The calling thread's instructions per step of `mode` (eager or replay), under callgrind."""
+    environment = dict(ENVIRONMENT)
+    environment["SCAFFOLD_LAUNCH_BLOCKING"] = "0"  # the kernels run on the stream's worker thread
+    # One compute thread, waiting or not: a synchronising host thread never runs the queued work
+    # itself (the simulated driver's use of an idle core), which would count kernels as host work.
+    environment["SCAFFOLD_DEVICE_THREADS"] = "1"
+
+    def calling_thread(count: int) -> int:
+        out = work / f"{mode}.{count}.out"
+        return callgrind_totals([__file__, "--child", mode, str(count), *model], out, environment,
+                                separate_threads=True)[0]
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        empty, full = pool.map(calling_thread, (0, steps))
+    return (full - empty) / steps
 
 
 def main() -> None:
@@ -86,8 +125,32 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=4)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON")
+    parser.add_argument("--instructions", type=int, metavar="STEPS", help="count the host's instructions instead")
+    parser.add_argument("--child", nargs=2, metavar=("MODE", "STEPS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    eager, replay, _ = build(args.width, args.depth, args.batch)
+    model = ["--width", str(args.width), "--depth", str(args.depth), "--batch", str(args.batch)]
+    if args.instructions is not None:
+        with tempfile.TemporaryDirectory() as directory:
+            eager_count, replay_count = (
+                calling_thread_instructions(mode, args.instructions, model, Path(directory))
+                for mode in ("eager", "replay"))
+        print(f"MLP {args.depth}x{args.width}, batch {args.batch}: the calling thread's instructions per step")
+        print(f"  eager   {eager_count:12.0f}")
+        print(f"  replay  {replay_count:12.0f}")
+        print(f"  replay / eager: {replay_count / eager_count:.3f}")
+        return
+    steps = build(args.width, args.depth, args.batch)
+    if args.child is not None:
+        mode, count = args.child[0], int(args.child[1])
+        run = steps.eager if mode == "eager" else steps.replay
+        warm_up = steps.synchronized(run)
+        for _ in range(5):  # the same in the runs of 0 and N steps
+            warm_up()
+        for _ in range(count):
+            run()
+        steps.synchronize()
+        return
+    eager, replay = steps.synchronized(steps.eager), steps.synchronized(steps.replay)
     for run in (eager, replay):
         time_steps(run, 3)
     eager_times: list[float] = []
