@@ -1,5 +1,7 @@
 #include "random_ops.h"
 
+#include <utility>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/ops/bernoulli_cpu_dispatch.h>
@@ -38,8 +40,9 @@ at::Tensor& fill_random(
   // Captured: what the eager kernel would raise, raised now, on an empty twin.
   at::Tensor twin = at::empty({0}, self.options().device(c10::kCPU));
   draw(twin, at::make_generator<at::CPUGeneratorImpl>());
+  at::Tensor host = launch_host_view(self); // declines first where the host has no view
   const CapturedRandom random = capture_random_kernel(current_driver_stream(device), device_generator(generator, device));
-  launch(device, op, [host = launch_host_view(self), random, draw]() mutable { draw(host, random.generator()); });
+  launch(device, op, [host = std::move(host), random, draw]() mutable { draw(host, random.generator()); });
   return self;
 }
 
