@@ -7,7 +7,7 @@ eager      forward + backward + one AdamW step, on the device and on the CPU: th
            the device. The backend's CPU-fallback calls of this training step are counted per op.
 graphed    the eager stage's training step (forward, backward, SGD) captured once as a device graph
            (torch.<device>.graph) and replayed: each replay against the same step run eagerly on
-           the device. Skipped, naming the op, where the step holds what no capture may (the CPU
+           the device from the same weights. Skipped, naming the op, where the step holds what no capture may (the CPU
            fallback, a host synchronisation), or where torch or the driver has no graphs.
 compiled   the forward under torch.compile (Inductor) against the CPU's eager forward.
 autocast   forward + backward under torch.autocast (bfloat16) on the device: no farther from the
@@ -64,7 +64,7 @@ AMP_SLACK = 2.0
 # How much farther from the exact (float64) values than the CPU's float32 result a device's may be,
 # where both are past FP32_TOLERANCE of each other (see the module's docstring).
 ROUNDING_SLACK = 2.0
-# Replays of the graphed stage, after the one eager step that makes the gradients.
+# Replays of the graphed stage, each against an eager step.
 GRAPH_REPLAYS = 3
 # The scale a tensor is measured against is at least this fraction of the largest of its kind.
 SCALE_FLOOR = 1e-3
@@ -388,10 +388,7 @@ class ModelRun:
             optimizer.step()
             return loss
 
-        eager_losses = [step().cpu() for _ in range(1 + GRAPH_REPLAYS)]
-        eager_parameters = {name: p.detach().cpu() for name, p in _parameters(model)}
-        self._same_weights()
-        losses = [step().cpu()]  # the first step makes the gradients the captured one accumulates into
+        step()  # makes the gradients the captured step zeroes and accumulates into
         graph = getattr(module, graph_class_name(self.device))()
         try:
             with module.graph(graph):
@@ -399,17 +396,21 @@ class ModelRun:
         except RuntimeError as error:
             refused = str(error).split(". Move it out")[0]
             raise NotApplicable(f"the step cannot be captured: {refused}{_model_line(error)}") from None
-        for _ in range(GRAPH_REPLAYS):
-            graph.replay()
-            losses.append(static_loss.cpu())
-        graph.reset()
+        # Each replay against an eager step from the same weights and buffers: over several steps
+        # the device's own run-to-run rounding (its kernels' thread count varies) would grow.
         compare = Comparison(FP32_TOLERANCE)
-        for index, (got, expected) in enumerate(zip(losses, eager_losses, strict=True)):
-            compare.tensors(f"loss of step {index + 1}", got, expected)
-        floor = largest(list(eager_parameters.values()))
-        for name, parameter in _parameters(model):
-            compare.tensors(f"{name} after {len(losses)} steps", parameter.detach().cpu(), eager_parameters[name],
-                            floor)
+        for replay in range(1, GRAPH_REPLAYS + 1):
+            before = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+            eager_loss = step().cpu()
+            eager_parameters = {name: p.detach().cpu() for name, p in _parameters(model)}
+            model.load_state_dict(before)  # in place: the graph's tensors
+            graph.replay()
+            compare.tensors(f"loss of replay {replay}", static_loss.cpu(), eager_loss)
+            floor = largest(list(eager_parameters.values()))
+            for name, parameter in _parameters(model):
+                compare.tensors(f"{name} after replay {replay}", parameter.detach().cpu(), eager_parameters[name],
+                                floor)
+        graph.reset()
         return compare.worst
 
     def compiled(self) -> Difference | None:
