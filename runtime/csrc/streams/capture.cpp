@@ -103,6 +103,9 @@ constexpr const char* kRandom =
     "kernel that is not capture-safe: random_ops.h); capture-safe random ops are dropout, bernoulli_, normal_, "
     "uniform_ and random_ and what is made of them (rand, randn, randint)";
 
+// SplitMix64's increment (2^64 / the golden ratio), between the counters it mixes.
+constexpr uint64_t kSplitMixGamma = 0x9e3779b97f4a7c15ULL;
+
 // SplitMix64's output function: a bijection of 64-bit words whose outputs
 // for consecutive inputs look independent.
 uint64_t mix64(uint64_t x) {
@@ -213,13 +216,13 @@ at::Generator CapturedRandom::generator() const {
   // All 624 words of the state from SplitMix64 (mt19937's own seeding takes
   // 32 bits: masks of two replays would repeat after some 2^16 replays).
   at::mt19937_data_pod data{};
-  uint64_t counter = mix64(seed_->value ^ mix64(ordinal_ + 0x9e3779b97f4a7c15ULL));
+  uint64_t counter = mix64(seed_->value ^ mix64(ordinal_ + kSplitMixGamma));
   data.seed_ = counter;
   data.seeded_ = true;
   data.left_ = 1; // the first draw generates the next block from the state
   data.next_ = 0;
   for (uint32_t& word : data.state_) {
-    counter += 0x9e3779b97f4a7c15ULL;
+    counter += kSplitMixGamma;
     word = static_cast<uint32_t>(mix64(counter) >> 32);
   }
   at::mt19937 engine;
