@@ -42,10 +42,14 @@ typedef enum drvError {
   drvErrorNotSupported = 8, /* this driver does not offer the feature */
   drvErrorConfiguration = 9, /* malformed environment configuration */
   /* Not permitted on a stream being captured (a host synchronisation, a copy
-     to or from host memory, an event): the capture is invalidated. */
+     to or from host memory, a wait on an event recorded outside the
+     capture): the capture is invalidated. */
   drvErrorStreamCaptureUnsupported = 10,
   /* The capture was invalidated by an earlier error; end it and start over. */
   drvErrorStreamCaptureInvalidated = 11,
+  /* drvStreamEndCapture: a stream that joined the capture captured work the
+     capturing stream did not wait for (cudaErrorStreamCaptureUnjoined). */
+  drvErrorStreamCaptureUnjoined = 12,
 } drvError_t;
 
 typedef struct drvStream_st* drvStream_t;
@@ -201,11 +205,23 @@ drvError_t drvEventElapsedTime(float* ms, drvEvent_t start, drvEvent_t end);
  * order into a graph instead of running, by whichever thread enqueues it.
  * A recorded host function's user data must stay valid until every graph
  * and executable graph holding it is destroyed and their replays have run:
- * the caller owns it. On a capturing stream, drvStreamSynchronize,
- * drvStreamQuery, events and copies to or from host memory fail with
- * drvErrorStreamCaptureUnsupported and invalidate the capture, as does
- * drvDeviceSynchronize on a device with a capturing stream; the stream
- * itself stays usable, and drvStreamEndCapture then reports
+ * the caller owns it.
+ * Events join streams into a capture, as CUDA's fork and join: an event
+ * recorded on a capturing stream marks a point of the capture (it runs
+ * nothing); a stream of the same device that waits on it joins the capture
+ * (what it enqueues afterwards is captured, ordered after that point) until
+ * the capture ends; a capturing stream that waits on an event recorded on a
+ * joined stream is ordered after that stream's work. drvStreamEndCapture,
+ * called on the stream that began the capture, fails with
+ * drvErrorStreamCaptureUnjoined unless that stream waited for all the work
+ * the joined streams captured.
+ * On a capturing stream (begun or joined), drvStreamSynchronize,
+ * drvStreamQuery, a wait on an event recorded outside the capture and
+ * copies to or from host memory fail with drvErrorStreamCaptureUnsupported
+ * and invalidate the capture, as do drvDeviceSynchronize on a device with a
+ * capturing stream and drvEventQuery, drvEventSynchronize and
+ * drvEventElapsedTime on an event recorded in a capture; the stream itself
+ * stays usable, and drvStreamEndCapture then reports
  * drvErrorStreamCaptureInvalidated. drvGraphLaunch enqueues all of an
  * executable graph's work on a stream with one call. A driver without
  * graphs returns drvErrorNotSupported from drvStreamBeginCapture (and may
@@ -217,9 +233,10 @@ typedef enum drvStreamCaptureStatus {
 } drvStreamCaptureStatus;
 
 drvError_t drvStreamBeginCapture(drvStream_t stream);
-/* Ends the capture (the stream runs its work again) and hands over the
- * graph; *graph is null and drvErrorStreamCaptureInvalidated returned when
- * the capture was invalidated. */
+/* Ends the capture begun on `stream` (it and the streams that joined it run
+ * their work again) and hands over the graph; *graph is null and
+ * drvErrorStreamCaptureInvalidated (or ...Unjoined) returned when the
+ * capture was invalidated (or left joined work unjoined). */
 drvError_t drvStreamEndCapture(drvStream_t stream, drvGraph_t* graph);
 drvError_t drvStreamGetCaptureStatus(drvStream_t stream, drvStreamCaptureStatus* status);
 /* How many pieces of work the graph holds. */

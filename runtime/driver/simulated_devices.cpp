@@ -188,6 +188,7 @@ const char* drvGetErrorName(drvError_t error) {
     case drvErrorConfiguration: return "drvErrorConfiguration";
     case drvErrorStreamCaptureUnsupported: return "drvErrorStreamCaptureUnsupported";
     case drvErrorStreamCaptureInvalidated: return "drvErrorStreamCaptureInvalidated";
+    case drvErrorStreamCaptureUnjoined: return "drvErrorStreamCaptureUnjoined";
   }
   return "unknown driver error";
 }

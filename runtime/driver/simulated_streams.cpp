@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +34,13 @@ enum class WorkKind : uint8_t { HostFunction, Copy, Set, Fill, RecordEvent, Wait
 } // namespace
 } // namespace scaffold::driver
 
+struct CaptureState;
+
+// For each stream of a capture, how many of its captured nodes are ordered
+// before a point of the capture (a vector clock): the stream's own order and
+// the events it waited on.
+using CaptureClock = std::map<drvStream_t, uint64_t>;
+
 struct EventState {
   unsigned flags = 0;
   std::mutex mutex;
@@ -40,6 +48,12 @@ struct EventState {
   uint64_t recorded = 0; // generation of the last record
   uint64_t completed = 0; // generation of the last completed record
   std::chrono::steady_clock::time_point completed_at;
+  // Set by a record on a captured stream, cleared by a record elsewhere: the
+  // record is a point of that capture (what its stream had captured by
+  // then), not work that runs; a stream that waits on it joins the capture.
+  // Stale once the capture ended: the event is then as before the capture.
+  std::shared_ptr<CaptureState> captured_in;
+  CaptureClock captured_at;
 
   void complete(uint64_t generation) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -151,14 +165,31 @@ inline void cpu_relax() {
 
 using scaffold::driver::Work;
 
-// A capture's recorded work, in enqueue order (every stream runs its work in
-// order, so a chain is the whole dependency graph of one-stream capture).
+// A capture under way, begun on one stream (drvStreamBeginCapture) and joined
+// by every stream that waits on an event recorded in it (CUDA's fork and
+// join). Its work is one chain, in enqueue order: every dependency -- a
+// stream's own order, an event waited on -- points to work enqueued before,
+// so running the chain in order keeps them all. Locked after a stream's
+// mutex, before an event's.
+struct CaptureState {
+  std::mutex mutex;
+  int device = 0;
+  drvStream_t origin = nullptr;
+  std::vector<Work> nodes;
+  // Set by the first call the capture does not permit (its message): the
+  // capture then records nothing more and ends without a graph.
+  std::string invalidated;
+  bool ended = false;
+  // Per stream of the capture (the origin and the streams that joined it):
+  // the captured work ordered before its next node. The capture ends joined
+  // when the origin's clock covers every other stream's own nodes.
+  std::map<drvStream_t, CaptureClock> clocks;
+};
+
+// A capture's recorded work, in enqueue order.
 struct drvGraph_st {
   int device = 0;
   std::vector<Work> nodes;
-  // Set by the first call a capture does not permit (its message): the
-  // capture then records nothing more and ends without a graph.
-  std::string invalidated;
 };
 
 struct drvGraphExec_st {
@@ -207,10 +238,11 @@ struct drvStream_st {
   std::atomic<uint64_t> sync_target{scaffold::driver::kNoSyncTarget};
   std::vector<uint64_t> sync_targets; // every sleeper's, under `mutex`
   std::thread worker;
-  // The graph work enqueued on this stream is recorded into while it is
-  // captured (drvStreamBeginCapture); set and read under `mutex`, and
-  // `capturing` mirrors it for the lock-free check of every enqueue.
-  drvGraph_st* capture = nullptr;
+  // The capture work enqueued on this stream is recorded into, begun here
+  // (drvStreamBeginCapture) or joined (drvStreamWaitEvent); set and read
+  // under `mutex`, and `capturing` mirrors it for the lock-free check of
+  // every enqueue.
+  std::shared_ptr<CaptureState> capture;
   std::atomic<bool> capturing{false};
 
   // Called with `mutex` held.
@@ -498,13 +530,94 @@ inline Work host_function(void (*fn)(void*), void* user_data) {
   return work;
 }
 
-// Called with stream->mutex held on a captured stream: the capture ends
-// without a graph, for the reason `message` (the first one is kept).
-drvError_t invalidate_capture(drvStream_t stream, const std::string& message) {
-  if (stream->capture->invalidated.empty()) {
-    stream->capture->invalidated = message;
+// Called with capture.mutex held: the capture ends without a graph, for the
+// reason `message` (the first one is kept).
+drvError_t invalidate_locked(CaptureState& capture, const std::string& message) {
+  if (capture.invalidated.empty()) {
+    capture.invalidated = message;
   }
   return fail(drvErrorStreamCaptureUnsupported, message + " (the stream is being captured into a graph: the capture is invalidated)");
+}
+
+drvError_t invalidate_capture(CaptureState& capture, const std::string& message) {
+  std::lock_guard<std::mutex> lock(capture.mutex);
+  return invalidate_locked(capture, message);
+}
+
+// Called with capture.mutex held.
+drvError_t capture_invalidated_error(const CaptureState& capture) {
+  return fail(drvErrorStreamCaptureInvalidated, "the stream's capture was invalidated by an earlier error: " + capture.invalidated);
+}
+
+// The capture `stream` takes part in (null when none).
+std::shared_ptr<CaptureState> capture_of(drvStream_t stream) {
+  if (!stream->capturing.load(std::memory_order_acquire)) {
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  return stream->capture;
+}
+
+// The live capture an event's last record is a point of (null when the
+// record is not in a capture, or its capture ended).
+std::shared_ptr<CaptureState> live_capture_of(EventState& event, CaptureClock* at = nullptr) {
+  std::shared_ptr<CaptureState> capture;
+  {
+    std::lock_guard<std::mutex> lock(event.mutex);
+    capture = event.captured_in;
+    if (capture != nullptr && at != nullptr) {
+      *at = event.captured_at;
+    }
+  }
+  if (capture != nullptr) {
+    std::lock_guard<std::mutex> lock(capture->mutex);
+    if (capture->ended) {
+      return nullptr;
+    }
+  }
+  return capture;
+}
+
+// drvErrorStreamCaptureUnsupported, invalidating the capture, when the
+// event's last record is in a live capture: the host would wait for, or
+// time, a record that runs only when the graph is replayed.
+drvError_t refuse_captured_event(EventState& event, const char* what) {
+  std::shared_ptr<CaptureState> capture = live_capture_of(event);
+  if (capture == nullptr) {
+    return drvSuccess;
+  }
+  return invalidate_capture(
+      *capture, std::string(what) + ": the event was recorded on a captured stream, where it completes only when the graph is replayed");
+}
+
+// `stream` waits on point `at` of `capture`: it joins the capture (what it
+// enqueues from now on is captured, after the work `at` covers), or, in it
+// already, its clock takes `at` in.
+drvError_t join_capture(drvStream_t stream, const std::shared_ptr<CaptureState>& capture, const CaptureClock& at) {
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->capture != nullptr && stream->capture != capture) {
+    return invalidate_capture(*stream->capture, "drvStreamWaitEvent: the event was recorded in another capture");
+  }
+  std::lock_guard<std::mutex> capture_lock(capture->mutex);
+  if (capture->ended) {
+    return fail(drvErrorInvalidValue, "drvStreamWaitEvent: the capture the event was recorded in ended during the call");
+  }
+  if (!capture->invalidated.empty()) {
+    return capture_invalidated_error(*capture);
+  }
+  if (capture->device != stream->device) {
+    return invalidate_locked(*capture, "drvStreamWaitEvent: a stream of another device cannot join the capture");
+  }
+  CaptureClock& clock = capture->clocks[stream];
+  for (const auto& [member, count] : at) {
+    uint64_t& known = clock[member];
+    known = std::max(known, count);
+  }
+  if (stream->capture == nullptr) {
+    stream->capture = capture;
+    stream->capturing.store(true, std::memory_order_release);
+  }
+  return drvSuccess;
 }
 
 // True when `stream` is captured; then `work` was recorded (or refused:
@@ -517,8 +630,10 @@ bool record_if_captured(drvStream_t stream, Work& work, drvError_t* status) {
   if (stream->capture == nullptr) {
     return false; // the capture ended meanwhile
   }
-  if (!stream->capture->invalidated.empty()) {
-    *status = fail(drvErrorStreamCaptureInvalidated, "the stream's capture was invalidated by an earlier error: " + stream->capture->invalidated);
+  CaptureState& capture = *stream->capture;
+  std::lock_guard<std::mutex> capture_lock(capture.mutex);
+  if (!capture.invalidated.empty()) {
+    *status = capture_invalidated_error(capture);
     return true;
   }
   switch (work.kind) {
@@ -529,16 +644,19 @@ bool record_if_captured(drvStream_t stream, Work& work, drvError_t* status) {
     case WorkKind::Copy:
       if (work.copy_kind != drvMemcpyDeviceToDevice) {
         // The host memory may be gone, or hold other values, at a replay.
-        *status = invalidate_capture(stream, "drvMemcpyAsync: a copy to or from host memory cannot be captured");
+        *status = invalidate_locked(capture, "drvMemcpyAsync: a copy to or from host memory cannot be captured");
         return true;
       }
       break;
     case WorkKind::RecordEvent:
     case WorkKind::WaitEvent:
-      *status = invalidate_capture(stream, "events cannot be recorded or waited for on a captured stream by this driver");
+      // drvEventRecord and drvStreamWaitEvent make them points of the
+      // capture; none is enqueued on a captured stream.
+      *status = invalidate_locked(capture, "an event's work reached a captured stream");
       return true;
   }
-  stream->capture->nodes.push_back(std::move(work));
+  capture.nodes.push_back(std::move(work));
+  capture.clocks[stream][stream] += 1;
   *status = drvSuccess;
   return true;
 }
@@ -591,14 +709,11 @@ drvError_t enqueue(drvStream_t stream, Work&& work) {
 // is captured: `what` (a synchronisation) would wait for work that is only
 // recorded.
 drvError_t refuse_if_captured(drvStream_t stream, const char* what) {
-  if (!stream->capturing.load(std::memory_order_acquire)) {
+  std::shared_ptr<CaptureState> capture = capture_of(stream);
+  if (capture == nullptr) {
     return drvSuccess;
   }
-  std::lock_guard<std::mutex> lock(stream->mutex);
-  if (stream->capture == nullptr) {
-    return drvSuccess;
-  }
-  return invalidate_capture(stream, std::string(what) + " synchronises with the host");
+  return invalidate_capture(*capture, std::string(what) + " synchronises with the host");
 }
 
 drvError_t refuse_if_device_captured(int device, const char* what) {
@@ -835,12 +950,27 @@ drvError_t drvStreamWaitEvent(drvStream_t stream, drvEvent_t event) {
   if (event == nullptr) {
     return fail(drvErrorInvalidHandle, "drvStreamWaitEvent: null event");
   }
+  if (drvError_t status = resolve(&stream); status != drvSuccess) {
+    return status;
+  }
   std::shared_ptr<EventState> state = event->state;
+  CaptureClock recorded_at;
+  if (std::shared_ptr<CaptureState> recorded_in = live_capture_of(*state, &recorded_at); recorded_in != nullptr) {
+    return join_capture(stream, recorded_in, recorded_at);
+  }
   uint64_t target = 0;
   {
     std::lock_guard<std::mutex> lock(state->mutex);
+    if (std::shared_ptr<CaptureState> capture = capture_of(stream); capture != nullptr && state->recorded > 0) {
+      // As CUDA's cudaErrorStreamCaptureIsolation: the replays could not
+      // wait for work that is not part of the graph.
+      return invalidate_capture(
+          *capture,
+          "drvStreamWaitEvent: the event was recorded outside the capture; a captured stream waits only on events "
+          "recorded in its capture");
+    }
     if (state->completed >= state->recorded) {
-      return resolve(&stream); // nothing pending: no work to add
+      return drvSuccess; // nothing pending: no work to add
     }
     target = state->recorded;
   }
@@ -870,10 +1000,29 @@ drvError_t drvEventRecord(drvEvent_t event, drvStream_t stream) {
   if (event == nullptr) {
     return fail(drvErrorInvalidHandle, "drvEventRecord: null event");
   }
+  if (drvError_t status = resolve(&stream); status != drvSuccess) {
+    return status;
+  }
   std::shared_ptr<EventState> state = event->state;
+  if (std::shared_ptr<CaptureState> capture = capture_of(stream); capture != nullptr) {
+    // A point of the capture: what the stream captured so far.
+    CaptureClock at;
+    {
+      std::lock_guard<std::mutex> lock(capture->mutex);
+      if (!capture->invalidated.empty()) {
+        return capture_invalidated_error(*capture);
+      }
+      at = capture->clocks[stream];
+    }
+    std::lock_guard<std::mutex> lock(state->mutex);
+    state->captured_in = std::move(capture);
+    state->captured_at = std::move(at);
+    return drvSuccess;
+  }
   uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> lock(state->mutex);
+    state->captured_in = nullptr;
     generation = ++state->recorded;
   }
   Work work;
@@ -891,6 +1040,9 @@ drvError_t drvEventQuery(drvEvent_t event) {
   if (event == nullptr) {
     return fail(drvErrorInvalidHandle, "drvEventQuery: null event");
   }
+  if (drvError_t status = refuse_captured_event(*event->state, "drvEventQuery"); status != drvSuccess) {
+    return status;
+  }
   std::lock_guard<std::mutex> lock(event->state->mutex);
   return event->state->completed >= event->state->recorded ? drvSuccess : drvErrorNotReady;
 }
@@ -898,6 +1050,9 @@ drvError_t drvEventQuery(drvEvent_t event) {
 drvError_t drvEventSynchronize(drvEvent_t event) {
   if (event == nullptr) {
     return fail(drvErrorInvalidHandle, "drvEventSynchronize: null event");
+  }
+  if (drvError_t status = refuse_captured_event(*event->state, "drvEventSynchronize"); status != drvSuccess) {
+    return status;
   }
   uint64_t target = 0;
   {
@@ -920,6 +1075,9 @@ drvError_t drvEventElapsedTime(float* ms, drvEvent_t start, drvEvent_t end) {
   drvEvent_t events[2] = {start, end};
   for (int i = 0; i < 2; ++i) {
     EventState& state = *events[i]->state;
+    if (drvError_t status = refuse_captured_event(state, "drvEventElapsedTime"); status != drvSuccess) {
+      return status;
+    }
     std::lock_guard<std::mutex> lock(state.mutex);
     if ((state.flags & DRV_EVENT_DISABLE_TIMING) != 0) {
       return fail(drvErrorInvalidHandle, "elapsed time needs events created with timing enabled");
@@ -947,8 +1105,10 @@ drvError_t drvStreamBeginCapture(drvStream_t stream) {
   if (stream->capture != nullptr) {
     return fail(drvErrorInvalidValue, "drvStreamBeginCapture: the stream is already being captured");
   }
-  stream->capture = new drvGraph_st();
+  stream->capture = std::make_shared<CaptureState>();
   stream->capture->device = stream->device;
+  stream->capture->origin = stream;
+  stream->capture->clocks[stream] = {};
   stream->capturing.store(true, std::memory_order_release);
   return drvSuccess;
 }
@@ -961,20 +1121,55 @@ drvError_t drvStreamEndCapture(drvStream_t stream, drvGraph_t* graph) {
   if (drvError_t status = resolve(&stream); status != drvSuccess) {
     return status;
   }
-  std::unique_ptr<drvGraph_st> captured;
+  std::shared_ptr<CaptureState> capture;
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
     if (stream->capture == nullptr) {
       return fail(drvErrorInvalidValue, "drvStreamEndCapture: the stream is not being captured");
     }
-    captured.reset(stream->capture);
-    stream->capture = nullptr;
+    if (stream->capture->origin != stream) {
+      return fail(drvErrorInvalidValue, "drvStreamEndCapture: the stream joined a capture begun on another stream; end it there");
+    }
+    capture = std::move(stream->capture);
     stream->capturing.store(false, std::memory_order_release);
   }
-  if (!captured->invalidated.empty()) {
-    return fail(drvErrorStreamCaptureInvalidated, "the capture was invalidated: " + captured->invalidated);
+  std::vector<drvStream_t> joined;
+  size_t unjoined = 0;
+  {
+    std::lock_guard<std::mutex> lock(capture->mutex);
+    capture->ended = true;
+    const CaptureClock& origin = capture->clocks[stream];
+    for (const auto& [member, clock] : capture->clocks) {
+      if (member == stream) {
+        continue;
+      }
+      joined.push_back(member);
+      const auto own = clock.find(member);
+      const auto covered = origin.find(member);
+      if (own != clock.end() && (covered == origin.end() || covered->second < own->second)) {
+        ++unjoined;
+      }
+    }
   }
-  *graph = captured.release();
+  for (drvStream_t member : joined) {
+    std::lock_guard<std::mutex> lock(member->mutex);
+    if (member->capture == capture) {
+      member->capture = nullptr;
+      member->capturing.store(false, std::memory_order_release);
+    }
+  }
+  if (!capture->invalidated.empty()) {
+    return fail(drvErrorStreamCaptureInvalidated, "the capture was invalidated: " + capture->invalidated);
+  }
+  if (unjoined > 0) {
+    return fail(
+        drvErrorStreamCaptureUnjoined,
+        std::to_string(unjoined) + " of the " + std::to_string(joined.size()) +
+            " streams that joined the capture (by waiting on an event recorded in it) captured work the capturing "
+            "stream did not wait for: record an event on each after its last work and make the capturing stream "
+            "wait on it");
+  }
+  *graph = new drvGraph_st{capture->device, std::move(capture->nodes)};
   return drvSuccess;
 }
 
@@ -985,10 +1180,15 @@ drvError_t drvStreamGetCaptureStatus(drvStream_t stream, drvStreamCaptureStatus*
   if (drvError_t resolved = resolve(&stream); resolved != drvSuccess) {
     return resolved;
   }
-  std::lock_guard<std::mutex> lock(stream->mutex);
-  *status = stream->capture == nullptr ? drvStreamCaptureStatusNone
-      : stream->capture->invalidated.empty() ? drvStreamCaptureStatusActive
-                                             : drvStreamCaptureStatusInvalidated;
+  std::shared_ptr<CaptureState> capture = capture_of(stream);
+  if (capture == nullptr) {
+    *status = drvStreamCaptureStatusNone;
+    return drvSuccess;
+  }
+  std::lock_guard<std::mutex> lock(capture->mutex);
+  *status = capture->ended ? drvStreamCaptureStatusNone
+      : capture->invalidated.empty() ? drvStreamCaptureStatusActive
+                                     : drvStreamCaptureStatusInvalidated;
   return drvSuccess;
 }
 
@@ -1052,11 +1252,8 @@ drvError_t drvGraphLaunch(drvGraphExec_t exec, drvStream_t stream) {
     return fail(drvErrorInvalidValue, "drvGraphLaunch: the graph was captured on device " + std::to_string(exec->device) +
         ", the stream is on device " + std::to_string(stream->device));
   }
-  if (stream->capturing.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(stream->mutex);
-    if (stream->capture != nullptr) {
-      return invalidate_capture(stream, "drvGraphLaunch: launching a graph");
-    }
+  if (std::shared_ptr<CaptureState> capture = capture_of(stream); capture != nullptr) {
+    return invalidate_capture(*capture, "drvGraphLaunch: launching a graph");
   }
   if (config().launch_blocking) {
     for (Work node : exec->nodes) {

@@ -307,6 +307,74 @@ def test_a_captured_training_step_with_dropout_learns_from_its_masks() -> None:
 
 
 @needs_graphs
+def test_a_side_stream_forked_and_joined_by_events_is_captured_with_its_memory_in_the_pool() -> None:
+    """CUDA's fork and join: a stream that waits on an event recorded in the capture joins it; its
+    work replays in the graph, after what it waited for, and what it allocates comes from the graph's
+    pool."""
+    weight_a, weight_b = torch.randn(16, 16), torch.randn(16, 16)
+    static_in = torch.zeros(4, 16, device="foo")
+    device_a, device_b = weight_a.to("foo"), weight_b.to("foo")
+    side = foo.Stream()
+    graph = foo.FooGraph()
+    with foo.graph(graph):
+        main = static_in @ device_a
+        side.wait_stream(foo.current_stream())
+        with foo.stream(side):
+            assert foo.is_current_stream_capturing()
+            branch = (static_in @ device_b).relu() * 2  # an intermediate freed on the side stream
+        foo.current_stream().wait_stream(side)
+        static_out = main + branch
+    assert not foo.is_current_stream_capturing()
+    segments = foo.memory._snapshot()["segments"]
+    [branch_segment] = [s for s in segments if s["address"] <= branch.data_ptr() < s["address"] + s["total_size"]]
+    assert tuple(branch_segment["segment_pool_id"]) == graph.pool()
+    for _ in range(3):
+        x = torch.randn(4, 16)
+        static_in.copy_(x.to("foo"))
+        graph.replay()
+        torch.testing.assert_close(static_out.cpu(), x @ weight_a + (x @ weight_b).relu() * 2)
+    # The side stream runs eagerly again.
+    with foo.stream(side):
+        assert (static_in * 0 + 1).cpu().eq(1.0).all()
+
+
+@needs_graphs
+def test_a_forked_stream_not_joined_back_fails_the_capture_naming_the_fix() -> None:
+    x = torch.ones(4, device="foo")
+    side = foo.Stream()
+    stream = foo.Stream()
+    unjoined = r"did not wait for.*wait_stream\(side_stream\)"
+    with pytest.raises(RuntimeError, match=unjoined), foo.graph(foo.FooGraph(), stream=stream):
+        side.wait_stream(foo.current_stream())
+        with foo.stream(side):
+            x.add_(1)
+    for usable in (side, stream):
+        with foo.stream(usable):
+            assert not foo.is_current_stream_capturing()
+            assert (x * 3).cpu().tolist() == [3.0] * 4
+
+
+@needs_graphs
+def test_events_across_the_capture_boundary_raise_as_on_cuda() -> None:
+    x = torch.ones(4, device="foo")
+    side = foo.Stream()
+    outside = torch.Event("foo")
+    outside.record(side)
+    # Waiting on work outside the capture: a replay could not wait for it.
+    with pytest.raises(RuntimeError, match="event recorded outside the capture"), foo.graph(foo.FooGraph()):
+        x.add_(1)
+        foo.current_stream().wait_event(outside)
+    # The host waiting for an event recorded in the capture: it completes only at a replay.
+    inside = torch.Event("foo")
+    with pytest.raises(RuntimeError, match="event recorded in the capture"), foo.graph(foo.FooGraph()):
+        x.add_(1)
+        inside.record()
+        inside.synchronize()
+    assert inside.query()  # after the capture, as it was before
+    assert x.cpu().tolist() == [1.0] * 4
+
+
+@needs_graphs
 def test_captured_memory_is_a_private_pool_released_with_the_graph() -> None:
     x = torch.ones(1 << 16, device="foo")
     graph = foo.FooGraph()

@@ -178,7 +178,7 @@ PyObject* build_segment(
       set_item(dict, "requested_size", py_uint(requested)) &&
       set_item(dict, "stream", PyLong_FromLongLong(builder.stream_id(segment.device, segment.stream))) &&
       set_item(dict, "segment_type", PyUnicode_FromString(segment.small ? "small" : "large")) &&
-      set_item(dict, "segment_pool_id", Py_BuildValue("(ii)", 0, 0)) &&
+      set_item(dict, "segment_pool_id", Py_BuildValue("(KK)", segment.pool.first, segment.pool.second)) &&
       set_item(dict, "is_expandable", PyBool_FromLong(0)) && set_item(dict, "frames", builder.frames(stack));
   if (!ok) {
     Py_DECREF(dict);

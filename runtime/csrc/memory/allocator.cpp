@@ -112,6 +112,9 @@ class DeviceHeap {
       return c10::DataPtr(nullptr, nullptr, &free_device_memory, device);
     }
     drvStream_t stream = current_driver_stream(index_);
+    // A stream that joined a capture allocates from the pool of the stream
+    // the capture began on.
+    const drvStream_t capture_origin_stream = C10_UNLIKELY(capture_underway()) ? capture_origin(stream) : stream;
     // Stacks are gathered before the lock: the Python part takes the GIL.
     std::shared_ptr<c10::GatheredContext> stack;
     if (C10_UNLIKELY(memory_history_enabled())) {
@@ -128,7 +131,7 @@ class DeviceHeap {
         raise_oom(nbytes, /*small=*/false, stream); // also guards round_up against overflow
       }
       if (C10_UNLIKELY(!routes_.empty())) {
-        stream = routed(stream);
+        stream = routed(capture_origin_stream, stream);
       }
       const size_t size = round_up(nbytes, kBlockGranularity);
       const bool small = size <= kSmallRequest;
@@ -382,7 +385,15 @@ class DeviceHeap {
       out.device = index_;
       out.address = segment->base;
       out.total_size = segment->size;
-      out.stream = segment->stream;
+      if (is_pool_key(segment->stream)) {
+        for (const PrivatePool& pool : pools_) {
+          if (pool.key == segment->stream) {
+            out.pool = pool.id;
+          }
+        }
+      } else {
+        out.stream = segment->stream;
+      }
       out.small = segment->small;
       out.stack = segment->stack;
       for (const Block* block = segment->head; block != nullptr; block = block->next) {
@@ -407,14 +418,15 @@ class DeviceHeap {
   }
 
  private:
-  // Called with mutex_ held: the pool key allocations on `stream` use.
-  drvStream_t routed(drvStream_t stream) const {
-    for (const auto& [captured, key] : routes_) {
-      if (captured == stream) {
+  // Called with mutex_ held: the pool key of `captured`'s allocations, or
+  // `unrouted` when they go to no pool.
+  drvStream_t routed(drvStream_t captured, drvStream_t unrouted) const {
+    for (const auto& [route, key] : routes_) {
+      if (route == captured) {
         return key;
       }
     }
-    return stream;
+    return unrouted;
   }
 
   PrivatePool* find_pool(c10::MempoolId_t id) {

@@ -109,7 +109,8 @@ struct SegmentSnapshot {
   c10::DeviceIndex device = 0;
   uintptr_t address = 0;
   size_t total_size = 0;
-  drvStream_t stream = nullptr;
+  drvStream_t stream = nullptr; // null for a graph pool's segment
+  c10::MempoolId_t pool{0, 0}; // the graph pool it belongs to ({0, 0}: none)
   bool small = false;
   std::shared_ptr<c10::GatheredContext> stack;
   std::vector<BlockSnapshot> blocks; // in address order, covering the segment

@@ -21,12 +21,22 @@ namespace {
 
 struct Capture {
   c10::DeviceIndex device = 0;
-  drvStream_t stream = nullptr;
+  drvStream_t stream = nullptr; // the stream the capture began on
+  uint64_t id = 0; // what the events recorded in it keep (event_capture_id)
+  // The streams that joined it by waiting on an event recorded in it (the
+  // driver captures their work into the same graph).
+  std::vector<drvStream_t> joined;
   std::vector<std::unique_ptr<LaunchedWork>> closures;
   std::vector<std::shared_ptr<ReplaySeed>> random_seeds; // one per generator used
   uint64_t random_kernels = 0;
   std::string invalidated; // the first refused call's message
+
+  bool contains(drvStream_t member) const {
+    return member == stream || std::find(joined.begin(), joined.end(), member) != joined.end();
+  }
 };
+
+std::atomic<uint64_t> g_next_capture_id{1};
 
 std::mutex& captures_mutex() {
   static auto* mutex = new std::mutex(); // leaked: used at exit
@@ -41,7 +51,7 @@ std::vector<std::unique_ptr<Capture>>& captures() {
 // Called with captures_mutex() held.
 Capture* find(drvStream_t stream) {
   for (const auto& capture : captures()) {
-    if (capture->stream == stream) {
+    if (capture->contains(stream)) {
       return capture.get();
     }
   }
@@ -145,6 +155,7 @@ void begin_stream_capture(c10::DeviceIndex device, drvStream_t stream) {
   auto capture = std::make_unique<Capture>();
   capture->device = device;
   capture->stream = stream;
+  capture->id = g_next_capture_id.fetch_add(1);
   captures().push_back(std::move(capture));
   if (detail::g_captures_underway.fetch_add(1) == 0) {
     // Captured work runs at replays, long after its launch: while a capture
@@ -172,6 +183,14 @@ CapturedWork end_stream_capture(drvStream_t stream) {
     status = drvStreamEndCapture(stream, &graph);
     if (status != drvSuccess) {
       driver_message = drvGetLastErrorMessage();
+    }
+    if (status == drvErrorStreamCaptureUnjoined) {
+      driver_message += " (the streams that joined it:";
+      for (drvStream_t joined : capture->joined) {
+        driver_message += " stream " + std::to_string(stream_id_of(capture->device, joined));
+      }
+      driver_message += "; join each with torch." + c10::get_privateuse1_backend() +
+          ".current_stream().wait_stream(side_stream) before the capture ends)";
     }
     if (detail::g_captures_underway.fetch_sub(1) == 1) {
       at::removeCallback(g_op_observer);
@@ -232,6 +251,48 @@ at::Generator CapturedRandom::generator() const {
   return cpu;
 }
 
+uint64_t capture_id_of(drvStream_t stream) {
+  if (!capture_underway()) {
+    return 0;
+  }
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  const Capture* capture = find(stream);
+  return capture == nullptr ? 0 : capture->id;
+}
+
+void joined_capture(uint64_t id, drvStream_t waiter) {
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  for (const auto& capture : captures()) {
+    if (capture->id == id) {
+      if (!capture->contains(waiter)) {
+        capture->joined.push_back(waiter);
+      }
+      return;
+    }
+  }
+}
+
+void refuse_if_capture_live(uint64_t id, const std::string& what) {
+  if (id == 0 || !capture_underway()) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  for (const auto& capture : captures()) {
+    if (capture->id == id) {
+      refuse(*capture, what);
+    }
+  }
+}
+
+drvStream_t capture_origin(drvStream_t stream) {
+  if (!capture_underway()) {
+    return stream;
+  }
+  std::lock_guard<std::mutex> lock(captures_mutex());
+  const Capture* capture = find(stream);
+  return capture == nullptr ? stream : capture->stream;
+}
+
 bool is_capturing(drvStream_t stream) {
   if (!capture_underway()) {
     return false;
@@ -268,7 +329,7 @@ void refuse_during_capture(c10::DeviceIndex device, const std::string& what) {
   }
   std::lock_guard<std::mutex> lock(captures_mutex());
   for (const auto& capture : captures()) {
-    if ((device == -1 || capture->device == device) && current_driver_stream(capture->device) == capture->stream) {
+    if ((device == -1 || capture->device == device) && capture->contains(current_driver_stream(capture->device))) {
       refuse(*capture, what);
     }
   }

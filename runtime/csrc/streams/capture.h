@@ -97,7 +97,25 @@ void begin_stream_capture(c10::DeviceIndex device, drvStream_t stream);
 // work again either way).
 CapturedWork end_stream_capture(drvStream_t stream);
 
-// True when `stream` is being captured.
+// Events join streams into a capture (CUDA's fork and join, the driver's
+// drvStreamWaitEvent): an event recorded on a captured stream keeps the
+// capture's id; a stream that waits on it joins the capture, and what it
+// launches is captured into the same graph until the capture ends.
+//
+// The id of the capture `stream` takes part in (0: none).
+uint64_t capture_id_of(drvStream_t stream);
+// `waiter` waited on an event recorded in capture `id`: it has joined it
+// (nothing when that capture ended).
+void joined_capture(uint64_t id, drvStream_t waiter);
+// Throws when capture `id` is under way: `what` (waiting for or timing an
+// event recorded in it, whose record runs only at a replay) cannot be
+// captured. The capture is invalidated.
+void refuse_if_capture_live(uint64_t id, const std::string& what);
+// The stream the capture `stream` takes part in began on (what allocations
+// are routed to a graph's pool by); `stream` itself when it is not captured.
+drvStream_t capture_origin(drvStream_t stream);
+
+// True when `stream` is being captured (begun on it or joined).
 bool is_capturing(drvStream_t stream);
 // True when the calling thread's current stream on `device` is captured.
 bool current_stream_capturing(c10::DeviceIndex device);

@@ -86,9 +86,14 @@ struct Event {
   c10::EventFlag flag;
   drvEvent_t handle;
   uint64_t sequence = 0; // 0: never recorded
+  uint64_t capture = 0; // the capture its last record is a point of (capture.h), 0: none
 };
 
 std::atomic<uint64_t> g_event_sequence{0};
+
+constexpr const char* kCapturedEventOnHost =
+    "waits for an event recorded in the capture (Event.query, synchronize, elapsed_time), which completes only "
+    "at a replay,";
 
 } // namespace
 
@@ -279,8 +284,10 @@ void record_event(
         " but is recorded on ",
         device_string(device));
   }
-  SCAFFOLD_DRIVER_CHECK(drvEventRecord(e->handle, driver_stream(stream)));
+  const drvStream_t recorder = driver_stream(stream);
+  SCAFFOLD_DRIVER_CHECK(drvEventRecord(e->handle, recorder));
   e->sequence = g_event_sequence.fetch_add(1) + 1;
+  e->capture = capture_id_of(recorder);
 }
 
 void block_on_event(void* event, const c10::Stream& stream) {
@@ -288,14 +295,26 @@ void block_on_event(void* event, const c10::Stream& stream) {
   if (event == nullptr) {
     return; // never recorded: nothing to wait for
   }
-  SCAFFOLD_DRIVER_CHECK(drvStreamWaitEvent(waiter, static_cast<Event*>(event)->handle));
+  const auto* e = static_cast<Event*>(event);
+  if (capture_underway() && e->capture != capture_id_of(waiter)) {
+    refuse_if_captured(
+        waiter,
+        "waits on an event recorded outside the capture (Stream.wait_event, wait_stream), which a replay could "
+        "not wait for,");
+  }
+  SCAFFOLD_DRIVER_CHECK(drvStreamWaitEvent(waiter, e->handle));
+  if (e->capture != 0) {
+    joined_capture(e->capture, waiter);
+  }
 }
 
 bool query_event(void* event) {
   if (event == nullptr) {
     return true; // never recorded -> complete, by contract
   }
-  const drvError_t status = drvEventQuery(static_cast<Event*>(event)->handle);
+  const auto* e = static_cast<Event*>(event);
+  refuse_if_capture_live(e->capture, kCapturedEventOnHost);
+  const drvError_t status = drvEventQuery(e->handle);
   if (status == drvErrorNotReady) {
     return false;
   }
@@ -306,6 +325,7 @@ bool query_event(void* event) {
 void synchronize_event(void* event) {
   if (event != nullptr) {
     auto* e = static_cast<Event*>(event);
+    refuse_if_capture_live(e->capture, kCapturedEventOnHost);
     {
       const BlockingWait blocking;
       SCAFFOLD_DRIVER_CHECK(drvEventSynchronize(e->handle));
@@ -336,6 +356,8 @@ double event_elapsed_ms(void* start, void* end, c10::DeviceIndex device) {
       a->device == device && b->device == device,
       "elapsed_time: events must be recorded on ",
       device_string(device));
+  refuse_if_capture_live(a->capture, kCapturedEventOnHost);
+  refuse_if_capture_live(b->capture, kCapturedEventOnHost);
   // As in CUDA, elapsed time needs completed events: wait for them.
   {
     const BlockingWait blocking;
