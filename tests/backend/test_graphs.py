@@ -375,6 +375,40 @@ def test_events_across_the_capture_boundary_raise_as_on_cuda() -> None:
 
 
 @needs_graphs
+def test_a_compiled_function_is_captured_and_reduce_overhead_runs_without_cudagraph_trees() -> None:
+    """Inductor's kernels are launched like eager ones, so a compiled function captures; its
+    CUDA-graph trees are CUDA's alone, so mode="reduce-overhead" skips them (and says so) and
+    computes as the default mode does."""
+    from torch._dynamo.utils import counters
+
+    weight = torch.randn(8, 8)
+    device_weight = weight.to("foo")
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x @ device_weight + 1).sum(dim=1) * 2
+
+    compiled = torch.compile(step)
+    static_in = torch.zeros(4, 8, device="foo")
+    compiled(static_in)  # compiles outside the capture
+    graph = foo.FooGraph()
+    with foo.graph(graph):
+        static_out = compiled(static_in)
+    for _ in range(2):
+        x = torch.randn(4, 8)
+        static_in.copy_(x.to("foo"))
+        graph.replay()
+        torch.testing.assert_close(static_out.cpu(), torch.relu(x @ weight + 1).sum(dim=1) * 2)
+    torch._dynamo.reset()
+    counters.clear()
+    reduce_overhead = torch.compile(step, mode="reduce-overhead")
+    x = torch.randn(4, 8)
+    for _ in range(3):
+        result = reduce_overhead(x.to("foo"))
+    torch.testing.assert_close(result.cpu(), torch.relu(x @ weight + 1).sum(dim=1) * 2)
+    assert counters["inductor"]["cudagraph_skips"] >= 1
+
+
+@needs_graphs
 def test_captured_memory_is_a_private_pool_released_with_the_graph() -> None:
     x = torch.ones(1 << 16, device="foo")
     graph = foo.FooGraph()
