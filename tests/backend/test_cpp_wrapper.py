@@ -1,7 +1,7 @@
 """Inductor's C++ wrapper (cpp_wrapper=True) on the foo device: its compiled kernels are launched on
 the device's stream through the runtime's C ABI (memory protection on), its ATen calls reach the
-device's kernels, and results equal eager's on the device and the CPU's. AOTInductor is refused with
-a clear error (torch's AOTInductor runtime knows no PrivateUse1 device).
+device's kernels, and results equal eager's on the device and the CPU's. AOTInductor packages the same
+wrapper into a model that aoti_load_package runs on the device, in this process or another.
 
 Each test compiles C++ (tens of seconds on a busy machine): the models are tiny, the tests slow.
 """
@@ -9,6 +9,8 @@ Each test compiles C++ (tens of seconds on a busy machine): the models are tiny,
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 import torch
 from torch import nn
+from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
 
 from foo_testing import foo, paused
 
@@ -23,6 +26,8 @@ DEVICE = "foo"
 CPP_WRAPPER: dict[str, str | int | bool | Callable[..., Any]] = {"cpp_wrapper": True}
 
 pytestmark = pytest.mark.slow
+AOT_INDUCTOR = hasattr(CppWrapperCpu, "_write_constants_unpacking")
+"""Where AOTInductor's C++ wrapper lets the device move a model's constants to it: torch 2.14 on."""
 
 
 @pytest.fixture(autouse=True)
@@ -123,8 +128,59 @@ def test_kernels_with_sizes_and_doubles_under_the_cpp_wrapper() -> None:
         torch.testing.assert_close(compiled(x, 0.5).cpu(), fn(x.cpu(), 0.5))
 
 
-def test_aot_inductor_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+def _small_cnn() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(8, 5),
+        nn.Softmax(dim=-1),
+    ).eval()
+
+
+@pytest.mark.skipif(not AOT_INDUCTOR, reason=f"torch {torch.__version__}: AOTInductor on the device needs 2.14")
+def test_aot_inductor_packages_a_model_that_runs_on_the_device_here_and_in_a_fresh_process(tmp_path: Path) -> None:
+    model = _small_cnn()
+    example = torch.randn(2, 3, 12, 12)
+    exported = torch.export.export(_small_cnn().to(DEVICE), (example.to(DEVICE),))
+    package = torch._inductor.aoti_compile_and_package(exported, package_path=str(tmp_path / "cnn.pt2"))
+    loaded = torch._inductor.aoti_load_package(package)
+    for scale in (1.0, 3.0):  # the constants moved to the device at the first run serve the next
+        inputs = example * scale
+        result = loaded(inputs.to(DEVICE))
+        assert result.device.type == DEVICE
+        with torch.no_grad():
+            torch.testing.assert_close(result.cpu(), model(inputs))
+    torch.save({"inputs": example, "expected": model(example).detach()}, tmp_path / "case.pt")
+    deployed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, torch, torch_foo\n"
+                "case = torch.load(sys.argv[2])\n"
+                "result = torch._inductor.aoti_load_package(sys.argv[1])(case['inputs'].to('foo'))\n"
+                "torch.testing.assert_close(result.cpu(), case['expected'])\n"
+                "print(result.device)\n"
+            ),
+            package,
+            str(tmp_path / "case.pt"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert deployed.returncode == 0, deployed.stderr[-3000:]
+    assert deployed.stdout.strip() == "foo:0"
+
+
+@pytest.mark.skipif(AOT_INDUCTOR, reason="this torch has what AOTInductor on the device needs")
+def test_aot_inductor_before_torch_2_14_says_what_it_needs(tmp_path: Path) -> None:
     model = nn.Linear(4, 2).to(DEVICE)
     exported = torch.export.export(model, (torch.randn(3, 4, device=DEVICE),))
-    with pytest.raises(Exception, match=r"AOTInductor is not supported on the 'foo' device"):
+    with pytest.raises(Exception, match=r"AOTInductor on the 'foo' device needs torch 2.14"):
         torch._inductor.aoti_compile_and_package(exported, package_path=str(tmp_path / "model.pt2"))

@@ -24,6 +24,7 @@
 #include "device.h"
 #include "device_graph.h"
 #include "generator.h"
+#include "model_runner.h"
 #include "python_memory.h"
 #include "registration.h"
 #include "status.h"
@@ -348,6 +349,12 @@ PyObject* py_get_memory_capacity(PyObject*, PyObject* args) {
       args, [&](c10::DeviceIndex device) { return to_py(memory_capacity(device)); });
 }
 
+// ---- AOTInductor ------------------------------------------------------------
+
+PyObject* py_register_aot_inductor_runner(PyObject*, PyObject*) {
+  return guarded([] { return PyBool_FromLong(register_aot_inductor_runner() ? 1 : 0); });
+}
+
 // ---- Graphs ----------------------------------------------------------------
 
 PyObject* py_register_graph_impl(PyObject*, PyObject*) {
@@ -410,6 +417,7 @@ PyMethodDef methods[] = {
     {"empty_cache", py_empty_cache, METH_NOARGS, "Release cached, unused device memory on all devices."},
     {"set_memory_capacity", py_set_memory_capacity, METH_VARARGS, "set_memory_capacity(index, bytes)"},
     {"get_memory_capacity", py_get_memory_capacity, METH_VARARGS, "get_memory_capacity(index=-1) -> int"},
+    {"_register_aot_inductor_runner", py_register_aot_inductor_runner, METH_NOARGS, "Registers the device's AOTInductor model runner, which aoti_load_package finds by the device's name (after the rename)."},
     {"_register_graph_impl", py_register_graph_impl, METH_NOARGS, "Registers the device's torch.accelerator.Graph implementation (after the rename); False on a torch without one."},
     {"graph_pool_handle", py_graph_pool_handle, METH_NOARGS, "graph_pool_handle() -> (int, int): a memory pool id graphs may share."},
     {"is_current_stream_capturing", py_is_current_stream_capturing, METH_VARARGS, "is_current_stream_capturing(index=-1) -> bool"},

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/inductor/aoti_torch/utils.h>
 #include <torch/library.h>
@@ -107,12 +108,26 @@ const char* host_view_of(AtenTensorOpaque* handle, AtenTensorOpaque** view) {
   });
 }
 
+const char* to_device(AtenTensorOpaque* handle, int32_t device_index, AtenTensorOpaque** device) {
+  return reporting_errors([&] {
+    const at::Tensor& host = tensor_of(handle, "to_device");
+    TORCH_CHECK(host.device().is_cpu(), "to_device: the tensor is on ", host.device(), ", not the host");
+    // The whole storage, so that the copy keeps the tensor's offset and any
+    // strides the model reinterprets it with.
+    at::Tensor storage = at::empty({0}, host.options()).set_(host.storage());
+    const c10::Device target(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device_index));
+    *device = torch::aot_inductor::new_tensor_handle(
+        storage.to(target).as_strided(host.sizes(), host.strides(), host.storage_offset()));
+  });
+}
+
 constexpr ScaffoldCompiledWrapperAbi abi{
     SCAFFOLD_COMPILED_WRAPPER_ABI_VERSION,
     sizeof(ScaffoldCompiledWrapperAbi),
     &launch_kernel,
     &host_address_of,
     &host_view_of,
+    &to_device,
 };
 
 int64_t compiled_wrapper_abi(int64_t version) {

@@ -15,7 +15,11 @@
 //                  stream's earlier work is done, for a kernel called inline;
 //   host_view      a new CPU tensor aliasing a device tensor's memory, once
 //                  the stream's earlier work is done (host_view op), for the
-//                  C shim's CPU kernels.
+//                  C shim's CPU kernels;
+//   to_device      a device copy of a host tensor's whole storage, with its
+//                  sizes, strides and offset: an AOTInductor model's
+//                  constants, which torch's AOTInductor runtime loads on the
+//                  host (aot_inductor/model_runner.h).
 //
 // Each returns nullptr, or the error's message (valid until the calling
 // thread's next call). The declaration the wrapper compiles is written by
@@ -28,7 +32,7 @@
 
 struct AtenTensorOpaque;
 
-#define SCAFFOLD_COMPILED_WRAPPER_ABI_VERSION 1
+#define SCAFFOLD_COMPILED_WRAPPER_ABI_VERSION 2
 
 struct ScaffoldCompiledWrapperAbi {
   uint64_t version;
@@ -43,4 +47,5 @@ struct ScaffoldCompiledWrapperAbi {
       int64_t integer_count);
   const char* (*host_address)(AtenTensorOpaque* tensor, void** address);
   const char* (*host_view)(AtenTensorOpaque* tensor, AtenTensorOpaque** view);
+  const char* (*to_device)(AtenTensorOpaque* host, int32_t device_index, AtenTensorOpaque** device);
 };

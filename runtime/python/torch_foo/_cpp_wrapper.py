@@ -14,20 +14,26 @@ dispatcher for once. Through it, the wrapper does what the Python wrapper (``_in
 A hardware team replaces the host-view paths: its kernels take device pointers, and its ``out=``
 kernels come from a C shim of its own (``aoti_torch_<device>_*``), or the dispatcher.
 
-AOTInductor is not supported: torch's AOTInductor runtime (``aoti_runtime/model_base.h``) accepts
-the devices cpu, cuda, xpu and mps only, and ``aoti_load_package`` finds a model runner for those
-alone; :func:`aot_inductor_unsupported` says so at compile time.
+AOTInductor (``aoti_compile_and_package``, ``aoti_load_package``) builds the same wrapper into a
+model. torch's AOTInductor runtime, compiled into each model (``aoti_runtime/model_base.h``),
+places a model on cpu, cuda, xpu or mps only, so the device's model is a host model whose kernels
+launch on the device: its constants are declared host tensors here, and its first run moves them to
+the device for good (``constants_to_device``). The device's model runner
+(``runtime/csrc/aot_inductor/model_runner.h``, registered under the device's name, which the
+package records) creates it for the device's index.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from ._inductor import _is_pointer as is_pointer
 from ._inductor import _launchable as launchable
 
 # SCAFFOLD_COMPILED_WRAPPER_ABI_VERSION in compiled_wrapper_abi.h; the declaration below matches it.
-ABI_VERSION = 1
+ABI_VERSION = 2
 ABI_OP = "scaffold_runtime::compiled_wrapper_abi"
 
 
@@ -39,6 +45,7 @@ def wrapper_support(device_name: str) -> str:
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -53,6 +60,7 @@ struct Abi {{
                                const int64_t*, int64_t);
   const char* (*host_address)(AtenTensorHandle, void**);
   const char* (*host_view)(AtenTensorHandle, AtenTensorHandle*);
+  const char* (*to_device)(AtenTensorHandle, int32_t, AtenTensorHandle*);
 }};
 
 inline void check(const char* error) {{
@@ -102,6 +110,29 @@ inline RAIIAtenTensorHandle host_view(AtenTensorHandle tensor) {{
   return RAIIAtenTensorHandle(view);
 }}
 
+// An AOTInductor model's constants load on the host (the device's model is a host model to
+// torch's AOTInductor runtime): each run first moves those still there to the device, for good,
+// then has the model refresh its array of them.
+template <typename ConstantMap, typename Refresh>
+void constants_to_device(ConstantMap& constants, int32_t device_index, Refresh&& refresh) {{
+  static std::mutex mutex;  // the models of one container share their constants
+  const std::lock_guard<std::mutex> lock(mutex);
+  bool moved = false;
+  for (auto& [name, constant] : constants) {{
+    int32_t device_type = 0;
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(constant.get(), &device_type));
+    if (device_type == aoti_torch_device_type_cpu()) {{
+      AtenTensorHandle on_device = nullptr;
+      check(abi().to_device(constant.get(), device_index, &on_device));
+      constant = RAIIAtenTensorHandle(on_device);
+      moved = true;
+    }}
+  }}
+  if (moved) {{
+    refresh();
+  }}
+}}
+
 // An optional tensor argument of the C shim (AtenTensorHandle*, nullptr for none), on the host.
 struct OptionalHostView {{
   RAIIAtenTensorHandle owner;
@@ -133,15 +164,6 @@ decltype(auto) on_host(T&& value) {{
 """
 
 
-def aot_inductor_unsupported(device_name: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"AOTInductor is not supported on the '{device_name}' device: torch's AOTInductor runtime "
-        f"(torch/csrc/inductor/aoti_runtime/model_base.h) accepts the devices cpu, cuda, xpu and mps "
-        f"only, and aoti_load_package has no model runner for a PrivateUse1 device. "
-        f"Use torch.compile (with cpp_wrapper=True for a C++ wrapper), or export to the CPU"
-    )
-
-
 def make_cpp_wrapper_codegen(device_name: str) -> Any:
     """Inductor's C++ wrapper (CppWrapperCpu) with the device's kernels and ATen calls routed
     through the runtime's ABI and the dispatcher (see the module docstring)."""
@@ -159,8 +181,34 @@ def make_cpp_wrapper_codegen(device_name: str) -> Any:
             partition_signatures: Any = None,
         ) -> Any:
             if V.graph.aot_mode:
-                raise aot_inductor_unsupported(device_name)
+                _check_aot_inductor_support(device_name)
+                _compile_models_without_a_device_header()
             return DeviceCppWrapperCodegen()  # type: ignore[no-untyped-call]
+
+        def _write_constants_unpacking(self) -> None:
+            if V.graph.aot_mode and V.graph.constants:
+                self.add_device_include(device_name)
+                self.prefix.writeline(
+                    "scaffold_wrapper::constants_to_device(*constants_map_, this->device_idx_, "
+                    "[this] { update_constants_array_from_map(); });"
+                )
+            super()._write_constants_unpacking()  # type: ignore[no-untyped-call]
+
+        def codegen_model_constructor(self) -> None:
+            # An AOTInductor model's constants: the device's, declared host tensors (the module
+            # docstring says why); codegen_device below names their device.
+            self._constants_on_host = True
+            device, self.device = self.device, device_name  # the model's device, to Inductor's checks
+            try:
+                super().codegen_model_constructor()  # type: ignore[no-untyped-call]
+            finally:
+                self.device = device
+                self._constants_on_host = False
+
+        def codegen_device(self, device: Any) -> str:
+            if getattr(self, "_constants_on_host", False) and device.type == device_name:
+                return str(super().codegen_device(torch.device("cpu")))  # type: ignore[no-untyped-call]
+            return str(super().codegen_device(device))  # type: ignore[no-untyped-call]
 
         def add_device_include(self, device: str) -> None:
             if device != device_name:
@@ -173,9 +221,7 @@ def make_cpp_wrapper_codegen(device_name: str) -> Any:
             self.included_devices.add(device)
             self.header.splice(wrapper_support(device_name))
 
-        def _generate_kernel_call_helper(
-            self, kernel_name: str, call_args: Any, *args: Any, **kwargs: Any
-        ) -> None:
+        def _generate_kernel_call_helper(self, kernel_name: str, call_args: Any, *args: Any, **kwargs: Any) -> None:
             device = kwargs.get("device") or V.graph.get_current_device_or_throw()
             if device.type != device_name or kwargs.get("triton", True):
                 super()._generate_kernel_call_helper(kernel_name, call_args, *args, **kwargs)
@@ -186,7 +232,8 @@ def make_cpp_wrapper_codegen(device_name: str) -> Any:
                 pointers = [is_pointer(arg_type) for arg_type in arg_types]
                 tensors = [str(arg) for arg, pointer in zip(call_args, pointers, strict=True) if pointer]
                 integers = [
-                    f"static_cast<int64_t>({arg})" for arg, pointer in zip(call_args, pointers, strict=True)
+                    f"static_cast<int64_t>({arg})"
+                    for arg, pointer in zip(call_args, pointers, strict=True)
                     if not pointer
                 ]
                 kinds = "".join("t" if pointer else "i" for pointer in pointers)
@@ -204,13 +251,17 @@ def make_cpp_wrapper_codegen(device_name: str) -> Any:
             self.writeline(self.wrap_kernel_call(kernel_name, host_args))  # type: ignore[no-untyped-call]
 
         def _generate_extern_kernel_out_helper(
-            self, kernel: str, out: str, out_view: str | None, args: list[str], device: str,
-            *rest: Any, **options: Any,
+            self,
+            kernel: str,
+            out: str,
+            out_view: str | None,
+            args: list[str],
+            device: str,
+            *rest: Any,
+            **options: Any,
         ) -> None:
             if device != device_name:
-                super()._generate_extern_kernel_out_helper(
-                    kernel, out, out_view, args, device, *rest, **options
-                )
+                super()._generate_extern_kernel_out_helper(kernel, out, out_view, args, device, *rest, **options)
                 return
             self.add_device_include(device_name)
             if out_view:
@@ -219,7 +270,7 @@ def make_cpp_wrapper_codegen(device_name: str) -> Any:
             # The kernel comes named as the device's C shim would name it (aoti_torch_<device>_*).
             device_shim = f"aoti_torch_{device_name}_"
             if kernel.startswith(device_shim):
-                kernel = "aoti_torch_cpu_" + kernel[len(device_shim):]
+                kernel = "aoti_torch_cpu_" + kernel[len(device_shim) :]
             super()._generate_extern_kernel_out_helper(
                 kernel,
                 f"scaffold_wrapper::on_host({out})",
@@ -237,8 +288,9 @@ def make_cpp_wrapper_codegen(device_name: str) -> Any:
                 return
             _dispatch_at_runtime(self, device_name, extern_kernel, args)
 
-        def generate_c_shim_extern_kernel_call(self, kernel: str, args: list[str], device: str,
-                                               *rest: Any, **options: Any) -> None:
+        def generate_c_shim_extern_kernel_call(
+            self, kernel: str, args: list[str], device: str, *rest: Any, **options: Any
+        ) -> None:
             # Every path of the device's ops is routed above: another is a clear error, not a
             # call of a C shim the device does not have.
             if device == device_name or kernel.startswith(f"aoti_torch_{device_name}_"):
@@ -246,11 +298,32 @@ def make_cpp_wrapper_codegen(device_name: str) -> Any:
                     f"Inductor's C++ wrapper on the '{device_name}' device cannot call {kernel}: "
                     f"the device has no C shim (aoti_torch_{device_name}_*); use the Python wrapper"
                 )
-            super().generate_c_shim_extern_kernel_call(
-                kernel, args, device, *rest, **options
-            )
+            super().generate_c_shim_extern_kernel_call(kernel, args, device, *rest, **options)
 
     return DeviceCppWrapperCodegen
+
+
+def _check_aot_inductor_support(device_name: str) -> None:
+    from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
+
+    if not hasattr(CppWrapperCpu, "_write_constants_unpacking"):
+        raise NotImplementedError(
+            f"AOTInductor on the '{device_name}' device needs torch 2.14 or later (this is "
+            f"{torch.__version__}): before, Inductor's C++ wrapper has no place to move a model's "
+            f"constants to the device. torch.compile (with cpp_wrapper=True for a C++ wrapper) works"
+        )
+
+
+def _compile_models_without_a_device_header() -> None:
+    """AOTInductor precompiles a header named after the model's device
+    (``torch/csrc/inductor/aoti_include/<device>.h``), which torch has for its own devices only.
+    From torch 2.15 on, the device interface's ``get_cpp_device_options`` puts one on the include
+    path (``_inductor.py``); before, the model is compiled without a precompiled header."""
+    from torch._dynamo.device_interface import DeviceInterface
+    from torch._inductor import config
+
+    if not hasattr(DeviceInterface, "get_cpp_device_options"):
+        config.aot_inductor.precompile_headers = False
 
 
 def _dispatch_at_runtime(wrapper: Any, device_name: str, extern_kernel: Any, args: list[str]) -> None:

@@ -118,6 +118,7 @@ def _make_device_module(name: str, c: Any) -> types.ModuleType:
     add_memory_api(mod, name, c, index)  # after _add_memory_stats_api: torch.<name>.memory has both
     add_graph_api(mod, name, c, index)  # after add_stream_api (captures on a side stream); after the rename
     _add_inductor_codegen(mod, name)
+    c._register_aot_inductor_runner()  # aoti_load_package finds the device's models by its name
     return mod
 
 

@@ -242,13 +242,10 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
         def write_header(self) -> None:
             super().write_header()
             self.header.splice(
-                f"_host_view = {HOST_VIEW_OP}\n"
-                f"from {_PACKAGE}._compiled_kernels import launch as _launch_kernel\n"
+                f"_host_view = {HOST_VIEW_OP}\nfrom {_PACKAGE}._compiled_kernels import launch as _launch_kernel\n"
             )
 
-        def _generate_kernel_call_helper(
-            self, kernel_name: str, call_args: Any, *args: Any, **kwargs: Any
-        ) -> None:
+        def _generate_kernel_call_helper(self, kernel_name: str, call_args: Any, *args: Any, **kwargs: Any) -> None:
             device = kwargs.get("device") or _current_device()
             if device.type != device_name or kwargs.get("triton", True):
                 super()._generate_kernel_call_helper(kernel_name, call_args, *args, **kwargs)
@@ -287,7 +284,9 @@ def _make_codegen_classes(device_name: str) -> dict[str, Any]:
             # The base class's create() builds a plain PythonWrapperCodegen.
             if is_subgraph:
                 return DeviceSubgraphWrapperCodegen(
-                    cast(str, subgraph_name), parent_wrapper, partition_signatures  # named when a subgraph
+                    cast(str, subgraph_name),
+                    parent_wrapper,
+                    partition_signatures,  # named when a subgraph
                 )
             return DeviceWrapperCodegen()  # type: ignore[no-untyped-call]
 
@@ -384,6 +383,26 @@ def _device_op_overrides(device_name: str) -> Any:
     return DeviceOps()
 
 
+def _wrapper_headers(device_name: str) -> str:
+    """An include directory with the wrapper headers Inductor includes by the device's name
+    (``torch/csrc/inductor/{aoti_include,cpp_wrapper}/<device>.h``, which torch has for its own
+    devices only): the CPU's, which the device's wrappers use."""
+    import os
+
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    root = os.path.join(cache_dir(), "scaffold_wrapper_headers", device_name)
+    for kind in ("aoti_include", "cpp_wrapper"):
+        path = os.path.join(root, "torch", "csrc", "inductor", kind, f"{device_name}.h")
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            partial = f"{path}.{os.getpid()}"
+            with open(partial, "w") as header:
+                header.write(f"#pragma once\n#include <torch/csrc/inductor/{kind}/cpu.h>\n")
+            os.replace(partial, path)  # whole, even with compiles in other processes
+    return root
+
+
 def _device_interface(device_name: str) -> Any:
     from torch._dynamo.device_interface import CpuInterface, DeviceInterface
 
@@ -449,6 +468,17 @@ def _device_interface(device_name: str) -> Any:
         @staticmethod
         def is_triton_capable(device: Any = None) -> bool:
             return False
+
+        @staticmethod
+        def get_cpp_device_options(aot_mode: bool, compile_only: bool) -> Any:
+            """torch 2.15: how C++ for the device compiles: as the CPU's, with the headers
+            Inductor includes by the device's name (_wrapper_headers)."""
+            from torch._inductor.cpp_builder import get_cpp_torch_device_options
+
+            definitions, include_dirs, *rest = get_cpp_torch_device_options(
+                "cpu", aot_mode=aot_mode, compile_only=compile_only
+            )
+            return (definitions, [*include_dirs, _wrapper_headers(device_name)], *rest)
 
         @staticmethod
         def is_gpu() -> bool:
