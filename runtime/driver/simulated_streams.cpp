@@ -959,20 +959,23 @@ drvError_t drvStreamWaitEvent(drvStream_t stream, drvEvent_t event) {
     return join_capture(stream, recorded_in, recorded_at);
   }
   uint64_t target = 0;
+  bool pending = false;
   {
     std::lock_guard<std::mutex> lock(state->mutex);
-    if (std::shared_ptr<CaptureState> capture = capture_of(stream); capture != nullptr && state->recorded > 0) {
-      // As CUDA's cudaErrorStreamCaptureIsolation: the replays could not
-      // wait for work that is not part of the graph.
-      return invalidate_capture(
-          *capture,
-          "drvStreamWaitEvent: the event was recorded outside the capture; a captured stream waits only on events "
-          "recorded in its capture");
-    }
-    if (state->completed >= state->recorded) {
-      return drvSuccess; // nothing pending: no work to add
-    }
     target = state->recorded;
+    pending = state->completed < target;
+  }
+  // Outside the event's lock: a capture's mutex comes before an event's.
+  if (std::shared_ptr<CaptureState> capture = capture_of(stream); capture != nullptr && target > 0) {
+    // As CUDA's cudaErrorStreamCaptureIsolation: the replays could not
+    // wait for work that is not part of the graph.
+    return invalidate_capture(
+        *capture,
+        "drvStreamWaitEvent: the event was recorded outside the capture; a captured stream waits only on events "
+        "recorded in its capture");
+  }
+  if (!pending) {
+    return drvSuccess; // nothing pending: no work to add
   }
   Work work;
   work.kind = WorkKind::WaitEvent;
