@@ -89,9 +89,9 @@ void empty_cache();
 
 // ---- Private pools of device graphs (CUDA's graph memory pools) ----------
 // While a stream is captured, what is allocated on it (or on a stream that
-// joined its capture: capture.h) comes from the graph's private pool: segments of their own, never handed to other
-// allocations, so that the memory a graph's replays write stays the
-// graph's. Graphs may share a pool (the id of graph_pool_handle() or of
+// joined its capture: capture.h) comes from the graph's private pool:
+// segments of their own, never handed to other allocations, so that the
+// memory a graph's replays write stays the graph's. Graphs may share a pool (the id of graph_pool_handle() or of
 // another graph's pool()); the pool's memory goes back to the device once
 // no graph uses it and its tensors are freed.
 //

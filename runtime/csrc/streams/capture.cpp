@@ -22,7 +22,7 @@ namespace {
 struct Capture {
   c10::DeviceIndex device = 0;
   drvStream_t stream = nullptr; // the stream the capture began on
-  uint64_t id = 0; // what the events recorded in it keep (event_capture_id)
+  uint64_t id = 0; // what the events recorded in it keep (capture_id_of)
   // The streams that joined it by waiting on an event recorded in it (the
   // driver captures their work into the same graph).
   std::vector<drvStream_t> joined;
