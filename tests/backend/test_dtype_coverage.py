@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -150,16 +151,82 @@ def test_a_dtype_cuda_lacks_too_is_refused_in_the_device_name() -> None:
     _assert_device_error(caught.value, "aten::histc", "torch.bool")
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason=(
-    "PyTorch's fft composites (CompositeImplicitAutograd) accept half precision on CUDA and meta "
-    "devices only and refuse it before any backend kernel or fallback runs ('Unsupported dtype Half')"
-))
-@pytest.mark.parametrize("fn", [torch.fft.fft, torch.fft.rfft], ids=lambda fn: fn.__name__)
-def test_fft_in_float16(fn: object) -> None:
-    x = torch.randn(16, generator=torch.Generator().manual_seed(6)).half()
-    assert callable(fn)
+TRANSFORMS = (torch.fft.fft, torch.fft.ifft, torch.fft.rfft, torch.fft.irfft, torch.fft.hfft, torch.fft.ihfft,
+              torch.fft.fft2, torch.fft.rfftn, torch.fft.ifftn)
+
+
+def _meta_dtype(fn: Callable[[torch.Tensor], torch.Tensor], dtype: torch.dtype) -> torch.dtype | None:
+    """The dtype CUDA's composite gives `fn` of `dtype` (meta tensors take CUDA's branch), or None
+    where it refuses the dtype (bfloat16 before torch 2.15)."""
+    try:
+        return fn(torch.ones(4, 8, dtype=dtype, device="meta")).dtype
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
+def _weighted_sum(t: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """A real loss of every part of `t` (real and imaginary, each with its weights)."""
+    if t.is_complex():
+        return (t.real * weights[0] + t.imag * weights[1]).sum()
+    return (t * weights[0]).sum()
+
+
+@pytest.mark.parametrize("fn", TRANSFORMS, ids=lambda fn: fn.__name__)
+def test_fft_in_float16_as_cuda_computes_it(fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    # torch.fft's composites refuse float16 on devices other than CUDA before a backend is reached;
+    # the runtime registers them for the device with CUDA's rule: computed in float32, the results
+    # rounded to float16 or complex32, differentiable.
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(6)).half()
+    on_device = x.to(DEVICE).requires_grad_()
+    result = fn(on_device)
+    assert result.dtype == _meta_dtype(fn, torch.float16)
+    x_wide = x.float().requires_grad_()
+    expected = fn(x_wide)
+    assert_same(result, expected.to(result.dtype), atol=1e-2, rtol=1e-2)
+    weights = torch.randn(2, *expected.shape, generator=torch.Generator().manual_seed(7))
+    _weighted_sum(result.to(expected.dtype), weights.to(DEVICE)).backward()
+    _weighted_sum(expected, weights).backward()
+    assert on_device.grad is not None and x_wide.grad is not None
+    assert on_device.grad.dtype == torch.float16
+    assert_same(on_device.grad, x_wide.grad.half(), atol=2e-2, rtol=1e-2)
+
+
+def test_fft_in_float16_round_trips_out_and_inference_mode() -> None:
+    x = torch.randn(16, generator=torch.Generator().manual_seed(8)).half()
+    on_device = x.to(DEVICE)
+    # complex32 results go on through the fallback's own rule (computed in complex64).
+    spectrum = torch.fft.fft(on_device)
+    assert spectrum.dtype == torch.complex32
+    assert_same(torch.fft.ifft(spectrum).real, x, atol=1e-2, rtol=1e-2)
+    out = torch.empty(0, dtype=torch.complex32, device=DEVICE)
+    assert torch.fft.rfft(on_device, out=out) is out
+    assert_same(out, torch.fft.rfft(x.float()).to(torch.complex32), atol=1e-2, rtol=1e-2)
+    with torch.inference_mode():
+        assert_same(torch.fft.irfft(torch.fft.rfft(on_device)), x, atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("fn", [torch.fft.fft, torch.fft.irfft, torch.fft.rfft2], ids=lambda fn: fn.__name__)
+def test_fft_in_bfloat16_as_cuda_computes_it(fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    # From torch 2.15 CUDA promotes bfloat16 to float32 (there is no complex bfloat16), and so
+    # does the device; before it CUDA refuses bfloat16, and so does the device.
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(9)).bfloat16()
+    cuda_dtype = _meta_dtype(fn, torch.bfloat16)
+    if cuda_dtype is None:
+        with pytest.raises((RuntimeError, NotImplementedError), match="Unsupported dtype"):
+            fn(x.to(DEVICE))
+        return
     result = fn(x.to(DEVICE))
-    assert_same(result, fn(x.float()).to(result.dtype))
+    assert result.dtype == cuda_dtype
+    assert_same(result, fn(x.float()))
+
+
+def test_stft_in_bfloat16_promotes_as_on_cuda() -> None:
+    x = torch.randn(2, 64, generator=torch.Generator().manual_seed(10)).bfloat16()
+    cuda_dtype = _meta_dtype(lambda t: torch.stft(t, 16, return_complex=True), torch.bfloat16)
+    result = torch.stft(x.to(DEVICE), 16, return_complex=True)
+    if cuda_dtype is not None:
+        assert result.dtype == cuda_dtype
+    assert_same(result.to(torch.complex64), torch.stft(x.float(), 16, return_complex=True), atol=1e-2, rtol=1e-2)
 
 
 def test_the_conformance_harness_tests_cuda_dtypes_against_a_wider_cpu_reference(tmp_path: Path) -> None:

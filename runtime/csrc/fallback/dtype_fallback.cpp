@@ -57,8 +57,10 @@ std::optional<at::ScalarType> refused_dtype(std::string_view message, c10::Array
         return;
       }
       const at::ScalarType dtype = t.scalar_type();
+      // complex32's refusals may name its parts' type ("... of type: Half").
       if (contains_word(message, c10::toString(dtype)) ||
-          (at::isComplexType(dtype) && (contains_word(message, "complex") || contains_word(message, "Complex")))) {
+          (at::isComplexType(dtype) && (contains_word(message, "complex") || contains_word(message, "Complex"))) ||
+          (dtype == at::kComplexHalf && contains_word(message, "Half"))) {
         refused = dtype;
       }
     });
@@ -172,6 +174,7 @@ struct CudaDtypes {
   bool half; // float16
   bool bfloat16;
   bool boolean;
+  bool complex_half = false; // complex32
 };
 constexpr CudaDtypes kCudaOnlyDtypes[] = {
     {"aten::avg_pool3d", true, true, false},
@@ -186,9 +189,9 @@ constexpr CudaDtypes kCudaOnlyDtypes[] = {
     {"aten::native_batch_norm_backward", true, true, false},
     {"aten::_native_batch_norm_legit", true, true, false},
     {"aten::_native_batch_norm_legit_no_training", true, true, false},
-    {"aten::_fft_r2c", true, true, false},
-    {"aten::_fft_c2r", true, true, false},
-    {"aten::_fft_c2c", true, true, false},
+    {"aten::_fft_r2c", true, true, false, true},
+    {"aten::_fft_c2r", true, true, false, true},
+    {"aten::_fft_c2c", true, true, false, true},
     {"aten::rrelu_with_noise", true, false, false},
     {"aten::round", true, false, false},
     {"aten::polygamma", true, false, false},
@@ -201,7 +204,7 @@ bool cuda_computes(const std::string& name, at::ScalarType dtype) {
   for (const CudaDtypes& entry : kCudaOnlyDtypes) {
     if (entry.op == op) {
       return (dtype == at::kHalf && entry.half) || (dtype == at::kBFloat16 && entry.bfloat16) ||
-          (dtype == at::kBool && entry.boolean);
+          (dtype == at::kBool && entry.boolean) || (dtype == at::kComplexHalf && entry.complex_half);
     }
   }
   return false;
@@ -214,6 +217,8 @@ std::optional<at::ScalarType> compute_dtype(at::ScalarType refused) {
     case at::kHalf:
     case at::kBFloat16:
       return at::kFloat;
+    case at::kComplexHalf:
+      return at::kComplexFloat;
     case at::kBool:
     case at::kByte:
     case at::kChar:

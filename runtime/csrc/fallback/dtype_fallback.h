@@ -12,7 +12,8 @@
 //
 // What is computed how (one rule for each kind of dtype, two op families of
 // their own):
-//   * float16, bfloat16: in float32, the results rounded back once;
+//   * float16, bfloat16: in float32, complex32 in complex64, the results
+//     rounded back once;
 //   * bool, int8, uint8, int16, int32: in int64, the results cast back (a
 //     bool result only where every value is 0 or 1, so the cast is exact);
 //   * histc on integers: CUDA's integer binning (bounds truncated to
