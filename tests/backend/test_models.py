@@ -256,6 +256,35 @@ def test_a_language_model_passes_compiled_and_amp_training(tmp_path: Path) -> No
     assert {stage: data["status"] for stage, data in stages.items()} == {"compiled": "pass", "amp-train": "pass"}
 
 
+@pytest.mark.slow
+@needs("transformers")
+def test_a_mixture_of_experts_runs_its_cuda_path_and_matches_the_cpu(tmp_path: Path) -> None:
+    """transformers routes tokens to experts with histc on int32 ids on every device but the CPU
+    and MPS (the CPU's histc has no integer kernel; CUDA's has), then a grouped matmul: the device
+    takes that path and matches the CPU, which takes its float one."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class HistcInputs(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: set[tuple[torch.dtype, str]] = set()
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if func is torch.ops.aten.histc.default:
+                self.seen.add((args[0].dtype, args[0].device.type))
+            return func(*args, **(kwargs or {}))
+
+    workload = BY_NAME["transformers.mixtral"].build()
+    model = workload.model.to(DEVICE)
+    with HistcInputs() as histc:
+        model(**{key: value.to(DEVICE) for key, value in workload.inputs.items()})
+    assert histc.seen == {(torch.int32, DEVICE)}
+
+    report = _run_harness(tmp_path, "--models", "transformers.mixtral", "--stages", "eager", "autocast")
+    stages = report["models"]["transformers.mixtral"]["stages"]
+    assert {stage: data["status"] for stage, data in stages.items()} == {"eager": "pass", "autocast": "pass"}
+
+
 # What still runs inline in an eager training step (forward, backward, AdamW): an inline kernel waits
 # for all the work queued before it, so the host stops feeding the device there. Only kernels whose
 # output shape the host cannot know before the data are left, and none of them is in these steps.

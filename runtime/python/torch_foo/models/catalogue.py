@@ -236,6 +236,15 @@ def _qwen2() -> Workload:
     return _language_model("Qwen2ForCausalLM", _config("Qwen2Config", **_SMALL_LLAMA))
 
 
+def _mixtral() -> Workload:
+    # A mixture of experts the way transformers runs one on CUDA: its default experts
+    # implementation (grouped_mm) counts tokens per expert with histc on int32 ids on any device
+    # but the CPU and MPS (on the CPU twin: on float ids), then multiplies each expert's tokens in
+    # one grouped matmul.
+    return _language_model("MixtralForCausalLM", _config(
+        "MixtralConfig", **_SMALL_LLAMA, num_local_experts=4, num_experts_per_tok=2))
+
+
 def _bert() -> Workload:
     return _language_model("BertForMaskedLM", _config(
         "BertConfig", vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
@@ -310,6 +319,7 @@ CATALOGUE: tuple[ModelSpec, ...] = (
     ModelSpec("transformers.llama", "transformers", DECODER, _llama),
     ModelSpec("transformers.mistral", "transformers", DECODER, _mistral),
     ModelSpec("transformers.qwen2", "transformers", DECODER, _qwen2),
+    ModelSpec("transformers.mixtral", "transformers", DECODER, _mixtral),
     ModelSpec("transformers.t5", "transformers", ENCODER_DECODER, _t5, ci=True),
     ModelSpec("transformers.bart", "transformers", ENCODER_DECODER, _bart),
 )
