@@ -139,6 +139,16 @@ def test_a_step_that_cannot_be_captured_skips_the_graphed_stage_naming_the_op() 
     assert graphed.status == "skipped" and graphed.detail.startswith(why), graphed.detail
 
 
+def test_the_float16_amp_stage_passes_a_correct_model_and_fails_a_wrong_gradient() -> None:
+    # CUDA's recipe: float16 autocast and a GradScaler. The step must be taken (not skipped for
+    # infinite gradients) on both sides, and a device wrong by 30 % must fail.
+    result = run_model(_spec(TiedModel), DEVICE, ("amp-fp16",))
+    assert result.stages["amp-fp16"].status == "pass", result.stages["amp-fp16"].detail
+    wrong = run_model(_spec(WrongGradientOnTheDevice), DEVICE, ("amp-fp16",)).stages["amp-fp16"]
+    assert wrong.status == "fail" and wrong.detail.startswith("float16 AMP step: update of embedding.weight: "), (
+        wrong.detail)
+
+
 def test_a_tie_that_comes_apart_is_a_failure() -> None:
     result = run_model(_spec(UntiesWhenMoved), DEVICE, ("eager", "compiled"))
     assert result.stages["eager"].status == "fail"

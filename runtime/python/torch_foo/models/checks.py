@@ -16,6 +16,11 @@ amp-train  one compiled AMP training step (torch.compile, autocast, SGD): the lo
            parameter's update, no farther from float32 than the CPU's own AMP step is, eager or
            compiled, whichever is farther (with the same slack). Inductor rounds a fused
            kernel's bfloat16 intermediates differently from eager ATen, on the CPU too.
+amp-fp16   one eager training step by CUDA's AMP recipe: torch.autocast in float16, the loss
+           scaled by a GradScaler, the gradients unscaled and checked for infinities, SGD. The
+           loss and every update, no farther from float32 than the CPU's own float16 step is
+           (with the same slack). float16 is what CUDA's autocast picks by default; where the
+           CPU has no float16 kernel for an op, the device computes it as CUDA does.
 
 A difference is reported with the name of what differs (``grad of transformer.wte.weight``) and
 how far, relative to the CPU's tensor: its largest value (float32) or its norm (AMP), but never
@@ -47,7 +52,7 @@ from torch import nn
 from .._graphs import graph_class_name
 from .catalogue import ModelSpec, Workload
 
-STAGES = ("eager", "graphed", "compiled", "autocast", "amp-train")
+STAGES = ("eager", "graphed", "compiled", "autocast", "amp-train", "amp-fp16")
 
 # float32 on the same ATen kernels agrees to rounding, and Inductor reorders reductions: the
 # largest difference of a tensor, relative to its largest value, stays far below these.
@@ -69,6 +74,11 @@ GRAPH_REPLAYS = 3
 # The scale a tensor is measured against is at least this fraction of the largest of its kind.
 SCALE_FLOOR = 1e-3
 AMP_DTYPE = torch.bfloat16
+# CUDA's AMP recipe: autocast's default dtype on CUDA, and a GradScaler. Its initial scale is
+# lower than GradScaler's default (2**16), which overflows float16 gradients of these small
+# random models at the first step, so both sides would skip it and compare nothing.
+CUDA_AMP_DTYPE = torch.float16
+GRAD_SCALER_INITIAL_SCALE = 2.0**8
 LEARNING_RATE = 1e-2
 
 
@@ -302,6 +312,7 @@ class ModelRun:
             "compiled": self.compiled,
             "autocast": self.autocast,
             "amp-train": self.amp_train,
+            "amp-fp16": self.amp_fp16,
         }
         failed_eager = False
         for stage in STAGES:
@@ -451,6 +462,24 @@ class ModelRun:
                                 0.0 if what == "loss" else floor)
         return compare.worst
 
+    def amp_fp16(self) -> Difference | None:
+        compare = AmpComparison()
+        device = self._sgd_updates(self.device_model, self.device_model, self.device_inputs, autocast=self.device,
+                                   dtype=CUDA_AMP_DTYPE, scaled=True)
+        self._same_weights()
+        cpu_amp = self._sgd_updates(self.cpu_model, self.cpu_model, self.cpu_inputs, autocast="cpu",
+                                    dtype=CUDA_AMP_DTYPE, scaled=True)
+        self._same_weights()
+        fp32 = self._sgd_updates(self.cpu_model, self.cpu_model, self.cpu_inputs, autocast=None)
+        if device["skipped"] or cpu_amp["skipped"]:
+            raise Mismatch(f"the GradScaler skipped the step (infinite gradients): on the device "
+                           f"{bool(device['skipped'])}, on the CPU {bool(cpu_amp['skipped'])}")
+        floor = largest(list(fp32.values()), norm=True)
+        for what in fp32:
+            compare.tensors_amp(f"float16 AMP step: {what}", device[what], [cpu_amp[what]], fp32[what],
+                                0.0 if what == "loss" else floor)
+        return compare.worst
+
     def _gradients(self, model: nn.Module, inputs: dict[str, Any], autocast: str | None) -> dict[str, Any]:
         """The output, the loss and every gradient of one forward + backward (under autocast)."""
         model.zero_grad(set_to_none=True)
@@ -461,15 +490,23 @@ class ModelRun:
             results[f"grad of {name}"] = None if parameter.grad is None else parameter.grad.float()
         return results
 
-    def _sgd_updates(self, model: nn.Module, call: Any, inputs: dict[str, Any], autocast: str | None) -> dict[str, Any]:
-        """The loss and each parameter's update of one SGD training step (under autocast)."""
+    def _sgd_updates(self, model: nn.Module, call: Any, inputs: dict[str, Any], autocast: str | None,
+                     dtype: torch.dtype = AMP_DTYPE, scaled: bool = False) -> dict[str, Any]:
+        """The loss and each parameter's update of one SGD training step (under autocast; with
+        `scaled`, through a GradScaler on the model's device, as CUDA's AMP recipe runs it)."""
         before = {name: p.detach().cpu().clone() for name, p in _parameters(model)}
         optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
         optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(autocast or "cpu", dtype=AMP_DTYPE, enabled=autocast is not None):
-            _, loss = self._forward_backward(call, inputs)
-        optimizer.step()
+        scaler = torch.amp.GradScaler(autocast or "cpu", init_scale=GRAD_SCALER_INITIAL_SCALE, enabled=scaled)
+        with torch.autocast(autocast or "cpu", dtype=dtype, enabled=autocast is not None):
+            _, loss = self._forward_backward(call, inputs, scale=scaler.scale)
+        scaler.step(optimizer)
+        scale = scaler.get_scale()
+        scaler.update()
         results: dict[str, Any] = {"loss": loss.float()}
+        if scaled:
+            # update() lowers the scale where step() found infinite gradients and skipped the step.
+            results["skipped"] = scaler.get_scale() < scale
         for name, parameter in _parameters(model):
             results[f"update of {name}"] = parameter.detach().cpu() - before[name]
         return results
@@ -495,10 +532,12 @@ class ModelRun:
             self.cpu_model.load_state_dict(self.initial_state)
             self.device_model.load_state_dict(self.initial_state)
 
-    def _forward_backward(self, model: Any, inputs: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    def _forward_backward(self, model: Any, inputs: dict[str, Any],
+                          scale: Callable[[torch.Tensor], torch.Tensor] = lambda loss: loss,
+                          ) -> tuple[torch.Tensor, torch.Tensor]:
         raw = model(**inputs)
         loss = self.workload.loss(raw)
-        loss.backward()
+        scale(loss).backward()
         return self.workload.output(raw).detach(), loss.detach()
 
 
