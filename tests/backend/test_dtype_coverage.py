@@ -136,6 +136,32 @@ def test_batch_norm_in_half_types_without_cudnn(dtype: torch.dtype) -> None:
     assert_same(result, expected.to(dtype), atol=1e-2, rtol=1e-2)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_grid_sample_in_half_types_computes_as_cuda_not_as_the_cpus_half_kernels(dtype: torch.dtype) -> None:
+    # The CPU's half-precision grid samplers compute coordinates in the half type: the 2-d one
+    # gives NaNs on an image of a few hundred pixels (its backward corrupts the heap, not run
+    # here), the 3-d one is off by whole pixels. CUDA computes them in float32, and so does the
+    # device.
+    generator = torch.Generator().manual_seed(11)
+    image = torch.randn(2, 3, 345, 456, generator=generator).to(dtype)
+    grid = (torch.rand(2, 345, 456, 2, generator=generator) * 2.2 - 1.1).to(dtype)
+    result = F.grid_sample(image.to(DEVICE), grid.to(DEVICE), align_corners=False)
+    assert result.dtype == dtype and not result.isnan().any()
+    expected = F.grid_sample(image.float(), grid.float(), align_corners=False)
+    assert_same(result, expected.to(dtype), atol=1e-2, rtol=1e-2)
+
+    volume = torch.randn(1, 2, 6, 7, 8, generator=generator).to(dtype)
+    grid_3d = (torch.rand(1, 6, 7, 8, 3, generator=generator) * 2.2 - 1.1).to(dtype)
+    volume_on_device = volume.to(DEVICE).requires_grad_()
+    grid_on_device = grid_3d.to(DEVICE).requires_grad_()
+    volume_wide, grid_wide = volume.float().requires_grad_(), grid_3d.float().requires_grad_()
+    F.grid_sample(volume_on_device, grid_on_device, align_corners=False).sum().backward()
+    F.grid_sample(volume_wide, grid_wide, align_corners=False).sum().backward()
+    assert grid_on_device.grad is not None and grid_wide.grad is not None
+    scale = grid_wide.grad.abs().max().item()
+    assert_same(grid_on_device.grad, grid_wide.grad.to(dtype), atol=2e-2 * scale, rtol=2e-2)
+
+
 def test_a_dtype_cuda_lacks_too_is_refused_in_the_device_name() -> None:
     # No wider dtype for complex: refused at once.
     with pytest.raises(NotImplementedError) as caught:

@@ -199,7 +199,36 @@ constexpr CudaDtypes kCudaOnlyDtypes[] = {
     {"aten::trace", false, false, true},
 };
 
+// The ops whose CPU kernels take the half types and compute them wrongly,
+// where CUDA computes them in float32 (its opmath type): computed in float32
+// before the CPU kernel is tried. The CPU's grid samplers run in the half type
+// itself, coordinates included: the 2-d kernels (torch 2.14-2.15) give NaNs
+// for images of some hundred pixels a side and their backward corrupts the
+// heap; the 3-d ones are off by whole pixels.
+constexpr std::string_view kWrongInHalfOnTheCpu[] = {
+    "aten::grid_sampler_2d",
+    "aten::grid_sampler_2d_backward",
+    "aten::grid_sampler_3d",
+    "aten::grid_sampler_3d_backward",
+};
+
+bool computed_wider_up_front(const std::string& name, at::ScalarType dtype) {
+  if (dtype != at::kHalf && dtype != at::kBFloat16) {
+    return false;
+  }
+  const std::string_view op = std::string_view(name).substr(0, name.find('.'));
+  for (const std::string_view wrong : kWrongInHalfOnTheCpu) {
+    if (wrong == op) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool cuda_computes(const std::string& name, at::ScalarType dtype) {
+  if (computed_wider_up_front(name, dtype)) {
+    return true;
+  }
   const std::string_view op = std::string_view(name).substr(0, name.find('.'));
   for (const CudaDtypes& entry : kCudaOnlyDtypes) {
     if (entry.op == op) {
@@ -468,6 +497,11 @@ void run_in_supported_dtype(
     if (has_rule(name, dtype)) {
       drop_from(*stack, base);
       run_by_rule(name, dtype, arguments, stack);
+      return;
+    }
+    if (computed_wider_up_front(name, dtype)) {
+      drop_from(*stack, base);
+      run_in_wider_dtype(device, name, op, dtype, arguments, stack, run_on_host);
       return;
     }
   }

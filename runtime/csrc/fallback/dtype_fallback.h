@@ -20,7 +20,9 @@
 //     integers, bin = (x - min) * bins / (max - min)) in int64 on the host,
 //     which a float computation of the CPU's edges does not give exactly;
 //   * nansum on complex: the sum of the input with every element that has a
-//     NaN part replaced by zero, as CUDA's kernel does.
+//     NaN part replaced by zero, as CUDA's kernel does;
+//   * the grid samplers on half types: in float32 before the CPU kernel is
+//     tried, whose half-precision kernels are wrong (NaNs, a corrupted heap).
 // The results' dtypes are those the op's meta kernel gives for the original
 // arguments. Without one (or where it fails), a half type's float32 results go
 // back to it when no tensor of the call was float32 and no dtype was asked for;
