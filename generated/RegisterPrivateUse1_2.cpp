@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 59 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
+// Registers 61 kernel(s) to the PrivateUse1 dispatch key (shard 3 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_efficientzerotensor.h"
 #include "native/_foreach_add.h"
@@ -18,6 +18,7 @@
 #include "native/abs.h"
 #include "native/add.h"
 #include "native/addcmul.h"
+#include "native/addr.h"
 #include "native/amax.h"
 #include "native/argmax.h"
 #include "native/cat.h"
@@ -48,6 +49,7 @@
 #include "native/resize.h"
 #include "native/set.h"
 #include "native/sigmoid.h"
+#include "native/silu_backward.h"
 #include "native/sin.h"
 #include "native/sub.h"
 #include "native/tanh_backward.h"
@@ -67,6 +69,7 @@
 #include <ATen/ops/abs_ops.h>
 #include <ATen/ops/add_ops.h>
 #include <ATen/ops/addcmul_ops.h>
+#include <ATen/ops/addr_ops.h>
 #include <ATen/ops/amax_ops.h>
 #include <ATen/ops/argmax_ops.h>
 #include <ATen/ops/cat_ops.h>
@@ -94,6 +97,7 @@
 #include <ATen/ops/native_group_norm_backward_ops.h>
 #include <ATen/ops/relu_ops.h>
 #include <ATen/ops/sigmoid_ops.h>
+#include <ATen/ops/silu_backward_ops.h>
 #include <ATen/ops/sin_ops.h>
 #include <ATen/ops/sub_ops.h>
 #include <ATen/ops/tanh_backward_ops.h>
@@ -246,6 +250,19 @@ at::Tensor wrapper_addcmul(const at::Tensor & self, const at::Tensor & tensor1, 
     return foo::addcmul(self, tensor1, tensor2, value);
   } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addcmul>::call(self, tensor1, tensor2, value);
+  }
+}
+
+at::Tensor wrapper_addr(const at::Tensor & self, const at::Tensor & vec1, const at::Tensor & vec2, const at::Scalar & beta, const at::Scalar & alpha) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, self, "aten::addr", "self");
+  c10::impl::check_and_update_common_device(common_device, vec1, "aten::addr", "vec1");
+  c10::impl::check_and_update_common_device(common_device, vec2, "aten::addr", "vec2");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  try {
+    return foo::addr(self, vec1, vec2, beta, alpha);
+  } catch (const scaffold::runtime::KernelDeclined&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::addr>::call(self, vec1, vec2, beta, alpha);
   }
 }
 
@@ -596,6 +613,18 @@ at::Tensor & wrapper_sigmoid_(at::Tensor & self) {
   }
 }
 
+at::Tensor wrapper_silu_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::silu_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::silu_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  try {
+    return foo::silu_backward(grad_output, self);
+  } catch (const scaffold::runtime::KernelDeclined&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::silu_backward>::call(grad_output, self);
+  }
+}
+
 at::Tensor wrapper_sin(const at::Tensor & self) {
   const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
   try {
@@ -707,6 +736,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("abs_", TORCH_FN(wrapper_abs_));
   m.impl("add_.Tensor", TORCH_FN(wrapper_add__Tensor));
   m.impl("addcmul", TORCH_FN(wrapper_addcmul));
+  m.impl("addr", TORCH_FN(wrapper_addr));
   m.impl("amax.out", TORCH_FN(wrapper_amax_out));
   m.impl("argmax.out", TORCH_FN(wrapper_argmax_out));
   m.impl("cat.out", TORCH_FN(wrapper_cat_out));
@@ -742,6 +772,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_", TORCH_FN(wrapper_set_));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(wrapper_set__source_Storage_storage_offset));
   m.impl("sigmoid_", TORCH_FN(wrapper_sigmoid_));
+  m.impl("silu_backward", TORCH_FN(wrapper_silu_backward));
   m.impl("sin", TORCH_FN(wrapper_sin));
   m.impl("sin.out", TORCH_FN(wrapper_sin_out));
   m.impl("sub.Tensor", TORCH_FN(wrapper_sub_Tensor));

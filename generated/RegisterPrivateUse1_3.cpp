@@ -2,7 +2,7 @@
 //   yaml/foo.yaml
 //   torch/include/ATen/RegistrationDeclarations.h
 // Do not edit: run `scaffold-backend generate` to update it.
-// Registers 45 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
+// Registers 47 kernel(s) to the PrivateUse1 dispatch key (shard 4 of 4, by a stable hash of the op name).
 // clang-format off
 #include "native/_copy_from.h"
 #include "native/_foreach_addcmul.h"
@@ -32,10 +32,12 @@
 #include "native/lerp.h"
 #include "native/linalg_vector_norm.h"
 #include "native/maximum.h"
+#include "native/mish_backward.h"
 #include "native/native_layer_norm.h"
 #include "native/roll.h"
 #include "native/set.h"
 #include "native/silu.h"
+#include "native/silu_backward.h"
 #include "native/sqrt.h"
 #include "native/sub.h"
 #include "native/sum.h"
@@ -73,8 +75,10 @@
 #include <ATen/ops/lerp_ops.h>
 #include <ATen/ops/linalg_vector_norm_ops.h>
 #include <ATen/ops/maximum_ops.h>
+#include <ATen/ops/mish_backward_ops.h>
 #include <ATen/ops/native_layer_norm_ops.h>
 #include <ATen/ops/roll_ops.h>
+#include <ATen/ops/silu_backward_ops.h>
 #include <ATen/ops/silu_ops.h>
 #include <ATen/ops/sqrt_ops.h>
 #include <ATen/ops/sub_ops.h>
@@ -378,6 +382,18 @@ at::Tensor wrapper_maximum(const at::Tensor & self, const at::Tensor & other) {
   }
 }
 
+at::Tensor wrapper_mish_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::mish_backward", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::mish_backward", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  try {
+    return foo::mish_backward(grad_output, self);
+  } catch (const scaffold::runtime::KernelDeclined&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::mish_backward>::call(grad_output, self);
+  }
+}
+
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrapper_native_layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
   std::optional<c10::Device> common_device = std::nullopt;
   c10::impl::check_and_update_common_device(common_device, input, "aten::native_layer_norm", "input");
@@ -415,6 +431,19 @@ at::Tensor & wrapper_silu_out(const at::Tensor & self, at::Tensor & out) {
     return foo::silu_out(self, out);
   } catch (const scaffold::runtime::KernelDeclined&) {
     return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::silu_out>::call(self, out);
+  }
+}
+
+at::Tensor & wrapper_silu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  std::optional<c10::Device> common_device = std::nullopt;
+  c10::impl::check_and_update_common_device(common_device, grad_input, "aten::silu_backward.grad_input", "grad_input");
+  c10::impl::check_and_update_common_device(common_device, grad_output, "aten::silu_backward.grad_input", "grad_output");
+  c10::impl::check_and_update_common_device(common_device, self, "aten::silu_backward.grad_input", "self");
+  const scaffold::runtime::DeviceGuard device_guard(at::device_of(self));
+  try {
+    return foo::silu_backward_out(grad_output, self, grad_input);
+  } catch (const scaffold::runtime::KernelDeclined&) {
+    return at::native::call_fallback_fn_symint<&scaffold::runtime::run_declined_kernel_on_cpu, at::_ops::silu_backward_grad_input>::call(grad_output, self, grad_input);
   }
 }
 
@@ -545,10 +574,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lerp.Scalar", TORCH_FN(wrapper_lerp_Scalar));
   m.impl("linalg_vector_norm.out", TORCH_FN(wrapper_linalg_vector_norm_out));
   m.impl("maximum", TORCH_FN(wrapper_maximum));
+  m.impl("mish_backward", TORCH_FN(wrapper_mish_backward));
   m.impl("native_layer_norm", TORCH_FN(wrapper_native_layer_norm));
   m.impl("roll", TORCH_FN(wrapper_roll));
   m.impl("set_.source_Storage", TORCH_FN(wrapper_set__source_Storage));
   m.impl("silu.out", TORCH_FN(wrapper_silu_out));
+  m.impl("silu_backward.grad_input", TORCH_FN(wrapper_silu_backward_grad_input));
   m.impl("sqrt.out", TORCH_FN(wrapper_sqrt_out));
   m.impl("sqrt_", TORCH_FN(wrapper_sqrt_));
   m.impl("sub_.Tensor", TORCH_FN(wrapper_sub__Tensor));
