@@ -1,6 +1,7 @@
 """The one reviewed file of the conformance sweep, `expectations.toml`: the CI subset, whose dtypes
 the ops are tested in (CUDA's or the CPU's), the ops that are not run (deny), the failures that
-are known (expected), and loosened tolerances. Every entry
+are known (expected), loosened tolerances, and CPU kernels whose results in a dtype are wrong
+(wider reference). Every entry
 names its reason; an entry without one, or with an unknown key, is an error."""
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ class Expectations:
     deny: tuple[Entry, ...]
     expected_failure: tuple[Entry, ...]
     tolerance: tuple[Entry, ...]
+    wider_reference: tuple[Entry, ...] = ()
+    """(op, dtype) tests whose CPU reference is computed in a wider dtype although the CPU lists
+    the dtype: its kernel computes it wrongly there (the device's fallback does not use it)."""
     dtype_coverage: str = "cuda"
     """Whose dtypes each op is tested in, as OpInfo lists them: "cuda" (library code picks the
     dtypes CUDA's kernels accept for every device that is not the CPU) or "cpu"."""
@@ -63,11 +67,15 @@ class Expectations:
     def tolerance_for(self, op: str, dtype: str) -> Entry | None:
         return next((e for e in self.tolerance if e.matches(op, dtype)), None)
 
+    def needs_wider_reference(self, op: str, dtype: str) -> bool:
+        return any(e.matches(op, dtype) for e in self.wider_reference)
+
 
 _SECTION_KEYS = {
     "deny": {"op", "dtypes", "reason"},
     "expected_failure": {"op", "dtypes", "reason"},
     "tolerance": {"op", "dtypes", "reason", "atol", "rtol"},
+    "wider_reference": {"op", "dtypes", "reason"},
 }
 
 
@@ -134,5 +142,6 @@ def load_expectations(path: Path = EXPECTATIONS_PATH) -> Expectations:
         deny=_entries(data, "deny", path),
         expected_failure=_entries(data, "expected_failure", path),
         tolerance=_entries(data, "tolerance", path),
+        wider_reference=_entries(data, "wider_reference", path),
         dtype_coverage=coverage,
     )
