@@ -274,9 +274,9 @@ def test_a_mixture_of_experts_runs_its_cuda_path_and_matches_the_cpu(tmp_path: P
     takes that path and matches the CPU, which takes its float one."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    class HistcInputs(TorchDispatchMode):
+    class HistcInputs(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mode has no annotations
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__()  # type: ignore[no-untyped-call]
             self.seen: set[tuple[torch.dtype, str]] = set()
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
