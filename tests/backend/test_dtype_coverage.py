@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.torch_version import TorchVersion
 
 from foo_testing import DEVICE, assert_same
 
@@ -246,12 +247,12 @@ def test_fft_in_bfloat16_as_cuda_computes_it(fn: Callable[[torch.Tensor], torch.
     assert_same(result, fn(x.float()))
 
 
+@pytest.mark.skipif(TorchVersion(torch.__version__) < "2.15", reason=(
+    f"torch {torch.__version__}: CUDA's stft takes bfloat16 (promoted to float32) from torch 2.15 on"))
 def test_stft_in_bfloat16_promotes_as_on_cuda() -> None:
     x = torch.randn(2, 64, generator=torch.Generator().manual_seed(10)).bfloat16()
-    cuda_dtype = _meta_dtype(lambda t: torch.stft(t, 16, return_complex=True), torch.bfloat16)
     result = torch.stft(x.to(DEVICE), 16, return_complex=True)
-    if cuda_dtype is not None:
-        assert result.dtype == cuda_dtype
+    assert result.dtype == torch.complex64
     assert_same(result.to(torch.complex64), torch.stft(x.float(), 16, return_complex=True), atol=1e-2, rtol=1e-2)
 
 
