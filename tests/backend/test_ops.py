@@ -1022,6 +1022,26 @@ def _grad_of(fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tens
     return grad
 
 
+@op_test("silu_backward.grad_input", "silu_backward")
+def _silu_backward() -> None:
+    # float16 too: PyTorch's composite, which ran without this kernel, rounded every step in half
+    # precision; ATen's kernel computes in float32 and rounds once, as CUDA's does.
+    for dtype in (*FLOATS, torch.float16):
+        g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
+        check(torch.ops.aten.silu_backward, g, x)
+        check(_grad_of(F.silu), x, g, layouts=("contiguous", "transposed"))
+        check_out(lambda g, x, out: torch.ops.aten.silu_backward.grad_input(g, x, grad_input=out), g, x)
+
+
+@op_test("mish_backward")
+def _mish_backward() -> None:
+    for dtype in (*FLOATS, torch.float16):
+        g, x = rand((3, 4), dtype, seed=3), rand((3, 4), dtype)
+        check(torch.ops.aten.mish_backward, g, x)
+        # mish's forward has no kernel in foo: the fallback runs it.
+        check(_grad_of(F.mish), x, g, layouts=("contiguous", "transposed"), native=False)
+
+
 @op_test("threshold_backward.grad_input", "threshold_backward")
 def _threshold_backward() -> None:
     for dtype in FLOATS:
@@ -1188,6 +1208,17 @@ def _addmm() -> None:
         rand((3,), seed=2),
         layouts=("contiguous",),
     )
+
+
+@op_test("addr")
+def _addr() -> None:
+    # float16 too: PyTorch's composite (math_addr) rounded the outer product before adding it.
+    for dtype in (*FLOATS, torch.float16):
+        m, u, v = rand((4, 3), dtype, seed=2), rand((4,), dtype), rand((3,), dtype, seed=1)
+        check(torch.addr, m, u, v)
+        check(lambda m, u, v: torch.addr(m, u, v, beta=0.5, alpha=2), m, u, v)
+        check(torch.addr, rand((3,), dtype, seed=4), u, v)  # self broadcasts
+    check(torch.addr, rand((4, 3), I64), rand((4,), I64), rand((3,), I64, seed=1))
 
 
 @op_test("bmm.out")
