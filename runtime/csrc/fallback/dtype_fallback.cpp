@@ -199,26 +199,32 @@ constexpr CudaDtypes kCudaOnlyDtypes[] = {
     {"aten::trace", false, false, true},
 };
 
-// The ops whose CPU kernels take the half types and compute them wrongly,
-// where CUDA computes them in float32 (its opmath type): computed in float32
-// before the CPU kernel is tried. The CPU's grid samplers run in the half type
-// itself, coordinates included: the 2-d kernels (torch 2.14-2.15) give NaNs
-// for images of some hundred pixels a side and their backward corrupts the
-// heap; the 3-d ones are off by whole pixels.
-constexpr std::string_view kWrongInHalfOnTheCpu[] = {
+// The ops computed in float32 (complex64 for complex32) before the CPU kernel
+// is tried, on the half types, where CUDA computes them so:
+//   * the CPU's grid samplers take the half types and compute them wrongly,
+//     coordinates included: the 2-d kernels (torch 2.14-2.15) give NaNs for
+//     images of some hundred pixels a side and their backward corrupts the
+//     heap; the 3-d ones are off by whole pixels;
+//   * the CPU has no half-precision FFT, and its refusal is a RuntimeError in
+//     some releases (2.11), which the refusal path below would not take for
+//     one.
+constexpr std::string_view kComputedWiderUpFront[] = {
     "aten::grid_sampler_2d",
     "aten::grid_sampler_2d_backward",
     "aten::grid_sampler_3d",
     "aten::grid_sampler_3d_backward",
+    "aten::_fft_r2c",
+    "aten::_fft_c2r",
+    "aten::_fft_c2c",
 };
 
 bool computed_wider_up_front(const std::string& name, at::ScalarType dtype) {
-  if (dtype != at::kHalf && dtype != at::kBFloat16) {
+  if (dtype != at::kHalf && dtype != at::kBFloat16 && dtype != at::kComplexHalf) {
     return false;
   }
   const std::string_view op = std::string_view(name).substr(0, name.find('.'));
-  for (const std::string_view wrong : kWrongInHalfOnTheCpu) {
-    if (wrong == op) {
+  for (const std::string_view listed : kComputedWiderUpFront) {
+    if (listed == op) {
       return true;
     }
   }

@@ -40,6 +40,9 @@ class Entry:
     reason: str
     atol: float | None = None
     rtol: float | None = None
+    since: str | None = None
+    """The torch release whose OpInfo database first has the op, where that is newer than the
+    oldest one backends support: on older releases the entry names no op, and matches nothing."""
 
     def matches(self, op: str, dtype: str) -> bool:
         return self.op == op and (not self.dtypes or dtype in self.dtypes)
@@ -72,10 +75,10 @@ class Expectations:
 
 
 _SECTION_KEYS = {
-    "deny": {"op", "dtypes", "reason"},
-    "expected_failure": {"op", "dtypes", "reason"},
-    "tolerance": {"op", "dtypes", "reason", "atol", "rtol"},
-    "wider_reference": {"op", "dtypes", "reason"},
+    "deny": {"op", "dtypes", "reason", "since"},
+    "expected_failure": {"op", "dtypes", "reason", "since"},
+    "tolerance": {"op", "dtypes", "reason", "atol", "rtol", "since"},
+    "wider_reference": {"op", "dtypes", "reason", "since"},
 }
 
 
@@ -110,6 +113,7 @@ def _entries(data: dict[str, Any], section: str, path: Path) -> tuple[Entry, ...
                 reason=raw["reason"].strip(),
                 atol=raw.get("atol"),
                 rtol=raw.get("rtol"),
+                since=raw.get("since"),
             )
         )
     return tuple(entries)
