@@ -166,15 +166,15 @@ bool run_by_rule(const std::string& name, at::ScalarType dtype, torch::jit::Stac
 // ---- Every other op: a wider dtype ---------------------------------------------
 
 // The ops whose CUDA kernels take a dtype their CPU kernels refuse (OpInfo's
-// CUDA dtype lists, torch 2.14-2.15; histc and nansum have rules above). Only
-// these are computed in a wider dtype: any other refusal is CUDA's too, and the
+// CUDA dtype lists, torch 2.14-2.15; histc and nansum have rules above, the FFT
+// primitives and grid samplers the up-front list below). Only these are
+// computed in a wider dtype: any other refusal is CUDA's too, and the
 // device refuses as CUDA does rather than answer where CUDA raises.
 struct CudaDtypes {
   std::string_view op; // without the overload: every overload of it
   bool half; // float16
   bool bfloat16;
   bool boolean;
-  bool complex_half = false; // complex32
 };
 constexpr CudaDtypes kCudaOnlyDtypes[] = {
     {"aten::avg_pool3d", true, true, false},
@@ -189,9 +189,6 @@ constexpr CudaDtypes kCudaOnlyDtypes[] = {
     {"aten::native_batch_norm_backward", true, true, false},
     {"aten::_native_batch_norm_legit", true, true, false},
     {"aten::_native_batch_norm_legit_no_training", true, true, false},
-    {"aten::_fft_r2c", true, true, false, true},
-    {"aten::_fft_c2r", true, true, false, true},
-    {"aten::_fft_c2c", true, true, false, true},
     {"aten::rrelu_with_noise", true, false, false},
     {"aten::round", true, false, false},
     {"aten::polygamma", true, false, false},
@@ -218,11 +215,16 @@ constexpr std::string_view kComputedWiderUpFront[] = {
     "aten::_fft_c2c",
 };
 
+// `name` without its overload: a list's entry stands for every overload.
+std::string_view without_overload(const std::string& name) {
+  return std::string_view(name).substr(0, name.find('.'));
+}
+
 bool computed_wider_up_front(const std::string& name, at::ScalarType dtype) {
   if (dtype != at::kHalf && dtype != at::kBFloat16 && dtype != at::kComplexHalf) {
     return false;
   }
-  const std::string_view op = std::string_view(name).substr(0, name.find('.'));
+  const std::string_view op = without_overload(name);
   for (const std::string_view listed : kComputedWiderUpFront) {
     if (listed == op) {
       return true;
@@ -235,11 +237,11 @@ bool cuda_computes(const std::string& name, at::ScalarType dtype) {
   if (computed_wider_up_front(name, dtype)) {
     return true;
   }
-  const std::string_view op = std::string_view(name).substr(0, name.find('.'));
+  const std::string_view op = without_overload(name);
   for (const CudaDtypes& entry : kCudaOnlyDtypes) {
     if (entry.op == op) {
       return (dtype == at::kHalf && entry.half) || (dtype == at::kBFloat16 && entry.bfloat16) ||
-          (dtype == at::kBool && entry.boolean) || (dtype == at::kComplexHalf && entry.complex_half);
+          (dtype == at::kBool && entry.boolean);
     }
   }
   return false;

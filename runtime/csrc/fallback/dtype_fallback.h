@@ -21,8 +21,10 @@
 //     which a float computation of the CPU's edges does not give exactly;
 //   * nansum on complex: the sum of the input with every element that has a
 //     NaN part replaced by zero, as CUDA's kernel does;
-//   * the grid samplers on half types: in float32 before the CPU kernel is
-//     tried, whose half-precision kernels are wrong (NaNs, a corrupted heap).
+//   * the grid samplers and the FFT primitives on half types: in float32
+//     (complex64) before the CPU kernel is tried, whose half-precision grid
+//     samplers are wrong (NaNs, a corrupted heap) and whose FFT refuses half
+//     types with an error not every release raises as NotImplementedError.
 // The results' dtypes are those the op's meta kernel gives for the original
 // arguments. Without one (or where it fails), a half type's float32 results go
 // back to it when no tensor of the call was float32 and no dtype was asked for;
